@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# kbolt toolkit.  make: build kmeta/kmeta and its library; make check: every test;
+# make install PREFIX=...: binaries and man pages.  V=1 shows full commands,
+# SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer, WERROR=1 (set
+# in CI) turns warnings into errors.
+
+PREFIX ?= /usr/local
+CC ?= gcc
+V ?= 0
+SANITIZE ?= 0
+WERROR ?= $(if $(CI),1,0)
+
+ifeq ($(V),1)
+Q :=
+quiet = @true
+else
+Q := @
+quiet = @printf '  %-4s %s\n'
+endif
+
+# Every library through pkg-config; a missing one stops the build with the package name.
+PKGS := libelf capstone libbpf libkmod liblzma libzstd
+deb_libelf := libelf-dev
+deb_capstone := libcapstone-dev
+deb_libbpf := libbpf-dev
+deb_libkmod := libkmod-dev
+deb_liblzma := liblzma-dev
+deb_libzstd := libzstd-dev
+ifeq ($(filter clean help,$(MAKECMDGOALS)),)
+$(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) && echo y),,\
+  $(error $(p) not found by pkg-config: install Debian's $(deb_$(p)) (scripts/install-deps does))))
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS := $(shell pkg-config --libs $(PKGS))
+endif
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -D_GNU_SOURCE -MMD -MP
+CFLAGS += $(PKG_CFLAGS)
+ifeq ($(WERROR),1)
+CFLAGS += -Werror
+endif
+ifeq ($(SANITIZE),1)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+OUT := .build/san
+else
+OUT := .build/default
+endif
+
+KMETA_LIB_SRCS := $(addprefix kmeta/, util.c image.c elf.c sym.c reloc.c version.c btf.c \
+	insn.c compress.c table.c check.c json.c module.c sites.c) $(wildcard kmeta/tables/*.c)
+KMETA_SRCS := $(addprefix kmeta/, main.c cmd_summary.c cmd_dump.c cmd_check.c cmd_diff.c)
+
+KMETA_LIB := $(OUT)/libkmeta.a
+KMETA_BIN := $(OUT)/kmeta/kmeta
+MAN_PAGES := $(OUT)/man/kmeta.1
+
+all: $(KMETA_BIN) $(if $(filter 0,$(SANITIZE)),kmeta/kmeta) man
+
+kmeta/kmeta: $(KMETA_BIN)
+	$(Q)ln -sf ../$(KMETA_BIN) $@
+
+$(OUT)/%.o: %.c
+	$(quiet) CC $@
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+$(KMETA_LIB): $(KMETA_LIB_SRCS:%.c=$(OUT)/%.o)
+	$(quiet) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(KMETA_BIN): $(KMETA_SRCS:%.c=$(OUT)/%.o) $(KMETA_LIB)
+	$(quiet) LINK $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+man: $(MAN_PAGES)
+
+$(OUT)/man/%.1: Documentation/%.rst
+	$(quiet) MAN $@
+	@mkdir -p $(dir $@)
+	$(Q)rst2man $< > $@.tmp && mv $@.tmp $@
+
+check: all
+	$(Q)KMETA=$(KMETA_BIN) OUT=$(OUT) selftests/run
+
+fuzz:
+	$(Q)selftests/fuzz/run $(FUZZ_SECONDS)
+
+bench: all
+	$(Q)scripts/bench-kmeta $(KMETA_BIN)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(KMETA_BIN) $(DESTDIR)$(PREFIX)/bin/kmeta
+	install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
+
+clean:
+	rm -rf .build kmeta/kmeta
+
+help:
+	@echo 'make [V=1] [SANITIZE=1] [WERROR=1]   build kmeta/kmeta'
+	@echo 'make check                           run every test (TAP)'
+	@echo 'make fuzz [FUZZ_SECONDS=N]           fuzz the ELF and table parsers'
+	@echo 'make bench                           time kmeta on the 6.1 debug vmlinux'
+	@echo 'make install [PREFIX=/usr/local]     install binaries and man pages'
+
+.PHONY: all man check fuzz bench install clean help
+
+-include $(shell find .build -name '*.d' 2>/dev/null)

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kernel's own BTF (.BTF, read with libbpf), used to confirm which layout of a table
+ * entry this kernel has: struct sizes and member offsets.  Modules carry split BTF that
+ * needs vmlinux as its base; kmeta does not use it and falls back to the version.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <bpf/btf.h>
+
+#include "internal.h"
+
+struct btf *kmeta_btf(struct kmeta_image *img)
+{
+	struct kmeta_sec *sec;
+
+	if (img->btf_tried)
+		return img->btf;
+	img->btf_tried = true;
+	if (img->is_module)
+		return NULL;
+	sec = kmeta_find_sec_by_name(img, ".BTF");
+	if (!sec || !sec->data)
+		return NULL;
+	img->btf = btf__new(sec->data, sec->size);
+	if (!img->btf) {
+		pr_warn(img->path, ".BTF: cannot parse (%s); table layouts come from the "
+			"kernel version", strerror(errno));
+		img->btf = NULL;
+	}
+	return img->btf;
+}
+
+static const struct btf_type *find_struct(struct kmeta_image *img, const char *name)
+{
+	struct btf *btf = kmeta_btf(img);
+	int id;
+
+	if (!btf)
+		return NULL;
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
+	return id > 0 ? btf__type_by_id(btf, id) : NULL;
+}
+
+int kmeta_btf_struct_size(struct kmeta_image *img, const char *name)
+{
+	const struct btf_type *t = find_struct(img, name);
+
+	return t ? (int)t->size : -ENOENT;
+}
+
+static bool is_composite(const struct btf_type *t)
+{
+	return t && (btf_is_struct(t) || btf_is_union(t));
+}
+
+/* Bit offset of member in t, looking into anonymous struct/union members; -1 if absent */
+static long member_bit_off(const struct btf *btf, const struct btf_type *t, const char *member)
+{
+	const struct btf_member *m = btf_members(t);
+
+	for (int i = 0; i < btf_vlen(t); i++, m++) {
+		const char *name = btf__name_by_offset(btf, m->name_off);
+		const struct btf_type *mt;
+		long off;
+
+		if (name && name[0]) {
+			if (!strcmp(name, member))
+				return btf_member_bit_offset(t, i);
+			continue;
+		}
+		mt = btf__type_by_id(btf, btf__resolve_type(btf, m->type));
+		if (!is_composite(mt))
+			continue;
+		off = member_bit_off(btf, mt, member);
+		if (off >= 0)
+			return btf_member_bit_offset(t, i) + off;
+	}
+	return -1;
+}
+
+int kmeta_btf_member_off(struct kmeta_image *img, const char *sname, const char *member)
+{
+	const struct btf_type *t = find_struct(img, sname);
+	long off;
+
+	if (!t)
+		return -ENOENT;
+	off = member_bit_off(img->btf, t, member);
+	return off < 0 ? -ENOENT : (int)(off / 8);
+}
+
+/* Append the dotted path of the member at byte off of t to buf; false if none */
+static bool member_path(const struct btf *btf, const struct btf_type *t, unsigned int off,
+			char *buf, size_t size)
+{
+	const struct btf_member *m = btf_members(t);
+
+	for (int i = 0; i < btf_vlen(t); i++, m++) {
+		unsigned int moff = btf_member_bit_offset(t, i) / 8;
+		const struct btf_type *mt = btf__type_by_id(btf, btf__resolve_type(btf, m->type));
+		long msize = btf__resolve_size(btf, m->type);
+		const char *name = btf__name_by_offset(btf, m->name_off);
+		size_t n = strlen(buf);
+
+		if (msize <= 0 || off < moff || off >= moff + msize)
+			continue;
+		if (name && name[0])
+			snprintf(buf + n, size - n, "%s%s", n ? "." : "", name);
+		if (is_composite(mt))
+			return member_path(btf, mt, off - moff, buf, size);
+		return off == moff;
+	}
+	return false;
+}
+
+int kmeta_btf_member_at(struct kmeta_image *img, const char *sname, unsigned int off,
+			char *buf, size_t size)
+{
+	const struct btf_type *t = find_struct(img, sname);
+
+	if (!t || !size)
+		return -ENOENT;
+	buf[0] = 0;
+	return member_path(img->btf, t, off, buf, size) ? 0 : -ENOENT;
+}
+
+void btf_free(struct kmeta_image *img)
+{
+	btf__free(img->btf);
+	img->btf = NULL;
+}

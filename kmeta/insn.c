@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Instruction boundaries through capstone: the only file that includes it.  Each function
+ * (symbol start to start + size) is decoded once on demand and its instruction offsets
+ * cached; checks then ask whether a table site starts an instruction.
+ *
+ * Capstone 4.0.2 (Debian 12) decodes "0f b9" (ud1, used as the static-call trampoline
+ * signature and by newer BUG()s) as two bytes with no ModRM; its real length is
+ * 2 + ModRM, fixed up below.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <capstone/capstone.h>
+
+#include "internal.h"
+
+struct decoder {
+	csh cs;
+	bool cs_open;
+	struct kmeta_func_insns *funcs;	/* parallel to img->funcs */
+	unsigned char *decoded;		/* 1 once funcs[i] holds a result */
+};
+
+static struct decoder *get_decoder(struct kmeta_image *img)
+{
+	struct decoder *d = img->decoder;
+	cs_err err;
+
+	if (d)
+		return d->cs_open ? d : NULL;
+	d = img->decoder = xcalloc(1, sizeof(*d));
+	d->funcs = xcalloc(img->nr_funcs, sizeof(*d->funcs));
+	d->decoded = xcalloc(img->nr_funcs, 1);
+	err = cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs);
+	if (err != CS_ERR_OK) {
+		pr_err(img->path, "capstone: %s", cs_strerror(err));
+		return NULL;
+	}
+	d->cs_open = true;
+	return d;
+}
+
+/* Length of a ModRM operand (ModRM, SIB, displacement) at p, 0 if it overruns */
+static unsigned int modrm_len(const unsigned char *p, size_t avail)
+{
+	unsigned int mod, rm, len = 1;
+
+	if (!avail)
+		return 0;
+	mod = p[0] >> 6;
+	rm = p[0] & 7;
+	if (mod != 3 && rm == 4) {
+		if (avail < 2)
+			return 0;
+		len++;
+		if (mod == 0 && (p[1] & 7) == 5)
+			len += 4;
+	}
+	if (mod == 1)
+		len += 1;
+	else if (mod == 2 || (mod == 0 && rm == 5))
+		len += 4;
+	return len <= avail ? len : 0;
+}
+
+/* Capstone's length, corrected where capstone 4.0.2 is known to be wrong */
+static size_t fix_len(const unsigned char *p, size_t avail, size_t cs_len)
+{
+	if (cs_len == 2 && avail > 2 && p[0] == 0x0f && p[1] == 0xb9) {
+		unsigned int m = modrm_len(p + 2, avail - 2);
+
+		return m ? 2 + m : 0;
+	}
+	return cs_len;
+}
+
+static void decode_func(struct decoder *d, struct kmeta_image *img, struct kmeta_sym *func,
+			struct kmeta_func_insns *fi)
+{
+	const unsigned char *code = kmeta_bytes_at(img, func->addr, func->size);
+	size_t cap = 0, size = func->size;
+	uint64_t addr = func->addr;
+	cs_insn *insn = cs_malloc(d->cs);
+
+	fi->start = func->addr;
+	fi->end = func->addr + func->size;
+	if (!code) {
+		fi->bad_addr = func->addr;
+		cs_free(insn, 1);
+		return;
+	}
+	while (size) {
+		const unsigned char *p = code;
+		size_t len;
+
+		if (!cs_disasm_iter(d->cs, &code, &size, &addr, insn)) {
+			fi->bad_addr = addr;
+			break;
+		}
+		len = fix_len(p, size + insn->size, insn->size);
+		if (!len) {
+			fi->bad_addr = addr - insn->size;
+			break;
+		}
+		if (len != insn->size) {	/* resync after a length fix-up */
+			code = p + len;
+			addr += len - insn->size;
+			size -= len - insn->size;
+		}
+		GROW(fi->off, cap, fi->nr + 1);
+		fi->off[fi->nr++] = (uint32_t)(addr - len - func->addr);
+	}
+	cs_free(insn, 1);
+}
+
+const struct kmeta_func_insns *kmeta_func_decode(struct kmeta_image *img, struct kmeta_sym *func)
+{
+	struct decoder *d = get_decoder(img);
+	size_t lo = 0, hi = img->nr_funcs;
+
+	if (!d)
+		return NULL;
+	while (lo < hi) {	/* func's index in img->funcs */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->funcs[mid]->addr < func->addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo < img->nr_funcs && img->funcs[lo] != func &&
+	       img->funcs[lo]->addr == func->addr)
+		lo++;
+	if (lo >= img->nr_funcs || img->funcs[lo] != func)
+		return NULL;
+	if (!d->decoded[lo]) {
+		decode_func(d, img, func, &d->funcs[lo]);
+		d->decoded[lo] = 1;
+	}
+	return &d->funcs[lo];
+}
+
+int kmeta_is_insn_boundary(struct kmeta_image *img, uint64_t addr)
+{
+	struct kmeta_sym *func = kmeta_find_func_containing(img, addr);
+	const struct kmeta_func_insns *fi;
+	uint32_t off;
+	size_t lo, hi;
+
+	if (!func)
+		return -1;
+	fi = kmeta_func_decode(img, func);
+	if (!fi || (fi->bad_addr && addr >= fi->bad_addr))
+		return -1;
+	off = addr - fi->start;
+	lo = 0;
+	hi = fi->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fi->off[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < fi->nr && fi->off[lo] == off;
+}
+
+int kmeta_insn_len(struct kmeta_image *img, uint64_t addr)
+{
+	struct decoder *d = get_decoder(img);
+	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
+	const unsigned char *code, *p;
+	size_t size, len;
+	uint64_t a = addr;
+	cs_insn *insn;
+
+	if (!d || !sec || !sec->data)
+		return -EINVAL;
+	code = p = sec->data + (addr - sec->addr);
+	size = sec->size - (addr - sec->addr);
+	if (size > 16)
+		size = 16;
+	insn = cs_malloc(d->cs);
+	len = cs_disasm_iter(d->cs, &code, &size, &a, insn) ? insn->size : 0;
+	cs_free(insn, 1);
+	if (len)
+		len = fix_len(p, sec->size - (addr - sec->addr), len);
+	return len ? (int)len : -EILSEQ;
+}
+
+void insn_free(struct kmeta_image *img)
+{
+	struct decoder *d = img->decoder;
+
+	if (!d)
+		return;
+	for (size_t i = 0; i < img->nr_funcs; i++)
+		free(d->funcs[i].off);
+	free(d->funcs);
+	free(d->decoded);
+	if (d->cs_open)
+		cs_close(&d->cs);
+	free(d);
+	img->decoder = NULL;
+}

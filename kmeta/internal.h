@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the files of libkmeta share with each other but not with its users.
+ */
+#ifndef KMETA_INTERNAL_H
+#define KMETA_INTERNAL_H
+
+#include "kmeta.h"
+#include "util.h"
+
+/* elf.c */
+int elf_read_sections(struct kmeta_image *img);
+
+/* sym.c */
+int sym_read_symbols(struct kmeta_image *img);
+
+/* reloc.c */
+int reloc_apply_module(struct kmeta_image *img);
+
+/* compress.c: .ko.xz and .ko.zst */
+bool compress_is_compressed(const char *path);
+int compress_read_file(struct kmeta_image *img, int fd);
+
+/* table.c, insn.c, btf.c */
+void table_free_all(struct kmeta_image *img);
+void insn_free(struct kmeta_image *img);
+void btf_free(struct kmeta_image *img);
+
+#endif

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libkmeta: the model of a linked x86-64 kernel image (vmlinux, ET_EXEC) or module
+ * (.ko, ET_REL): sections, symbols, functions with their .cold fragments, relocations,
+ * instruction boundaries and every patch-site table.  Everything hangs off one
+ * struct kmeta_image; kmeta_close() frees it all.
+ *
+ * Addresses: a vmlinux is used at its link addresses.  A module's allocated sections get
+ * synthetic addresses (laid out one after another, like the module loader would) and its
+ * relocations are applied when it is read, so that tables decode the same way in both.
+ */
+#ifndef KMETA_H
+#define KMETA_H
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct btf;
+struct kmeta_table;
+
+struct kmeta_sec {
+	const char *name;
+	size_t idx;
+	uint64_t addr;
+	uint64_t size;
+	uint32_t type;
+	uint64_t flags;
+	unsigned char *data;	/* NULL for SHT_NOBITS */
+	Elf_Scn *scn;
+};
+
+struct kmeta_sym {
+	const char *name;
+	uint64_t addr;
+	uint64_t size;
+	unsigned char type;	/* STT_* */
+	unsigned char bind;	/* STB_* */
+	unsigned int shndx;
+	unsigned int file;	/* index of the STT_FILE symbol this local follows, 0 if none */
+	struct kmeta_sym *parent;	/* for foo.cold: foo */
+	bool undefined_stub;	/* a module's undefined symbol, given a synthetic address */
+};
+
+struct kmeta_reloc {
+	uint64_t addr;		/* where it applies */
+	uint64_t target;	/* S + A */
+	struct kmeta_sym *sym;
+	int64_t addend;
+	uint32_t type;		/* R_X86_64_* */
+};
+
+/* Instruction boundaries of one function, from kmeta_func_decode(). */
+struct kmeta_func_insns {
+	uint64_t start, end;
+	uint32_t nr;
+	uint32_t *off;		/* offsets of instruction starts, ascending */
+	uint64_t bad_addr;	/* first undecodable address, 0 if all decoded */
+};
+
+struct kmeta_range {
+	uint64_t start, end;
+};
+
+struct kmeta_image {
+	char *path;
+	unsigned char *map;
+	size_t map_size;
+	bool map_is_heap;	/* decompressed module: free, don't munmap */
+	Elf *elf;
+	GElf_Ehdr ehdr;
+	bool is_module;
+
+	struct kmeta_sec *secs;
+	size_t nr_secs;
+	struct kmeta_sec *last_sec;	/* lookup cache of kmeta_find_sec_containing() */
+
+	struct kmeta_sym *syms;		/* symtab order; syms[0] is the null symbol */
+	size_t nr_syms;
+	struct kmeta_sym **sorted;	/* defined symbols by address, then size descending */
+	size_t nr_sorted;
+	struct kmeta_sym **funcs;	/* STT_FUNC with size, by address */
+	size_t nr_funcs;
+	struct kmeta_sym **names;	/* open-addressing name index */
+	size_t names_mask;
+
+	struct kmeta_reloc *relocs;	/* lazily indexed .rela.*, sorted by addr */
+	size_t nr_relocs, relocs_cap;
+	bool relocs_indexed;
+	bool has_relocs;
+
+	char release[128];	/* "6.1.0-57-cloud-amd64" */
+	unsigned int version;	/* KMETA_VERSION(6, 1) */
+
+	struct btf *btf;	/* lazily parsed .BTF, NULL if none */
+	bool btf_tried;
+
+	uint64_t text_start, text_end;	/* _text.._etext (vmlinux) */
+
+	struct kmeta_table **tables;	/* one per descriptor, located lazily */
+	void *decoder;			/* insn.c's state */
+	struct kmeta_range *site_ranges;	/* sites.c */
+	size_t nr_site_ranges;
+	bool site_ranges_ready;
+};
+
+#define KMETA_VERSION(maj, min) ((maj) * 1000 + (min))
+
+/* image.c */
+struct kmeta_image *kmeta_open(const char *path);
+struct kmeta_image *kmeta_open_memory(const char *name, const void *buf, size_t size);
+void kmeta_close(struct kmeta_image *img);
+
+/* elf.c: sections and bytes */
+struct kmeta_sec *kmeta_find_sec_by_name(struct kmeta_image *img, const char *name);
+struct kmeta_sec *kmeta_find_sec_containing(struct kmeta_image *img, uint64_t addr);
+/* Pointer to size bytes at addr, NULL unless they all lie in one section with data. */
+const unsigned char *kmeta_bytes_at(struct kmeta_image *img, uint64_t addr, uint64_t size);
+bool kmeta_is_text_addr(struct kmeta_image *img, uint64_t addr);
+
+/* sym.c */
+struct kmeta_sym *kmeta_find_sym_by_name(struct kmeta_image *img, const char *name);
+struct kmeta_sym *kmeta_find_func_containing(struct kmeta_image *img, uint64_t addr);
+struct kmeta_sym *kmeta_find_sym_containing(struct kmeta_image *img, uint64_t addr);
+struct kmeta_sym *kmeta_find_sym_at(struct kmeta_image *img, uint64_t addr);
+/* "func+0xoff", "sym+0xoff" or "0xaddr" into buf; returns buf */
+char *kmeta_addr_str(struct kmeta_image *img, uint64_t addr, char *buf, size_t size);
+#define KMETA_ADDR_STR_SIZE 256
+
+/* reloc.c */
+int kmeta_index_relocs(struct kmeta_image *img);
+struct kmeta_reloc *kmeta_find_reloc_at(struct kmeta_image *img, uint64_t addr);
+
+/* version.c */
+int kmeta_read_version(struct kmeta_image *img);
+
+/* btf.c */
+struct btf *kmeta_btf(struct kmeta_image *img);
+/* Size of struct name, -ENOENT if BTF lacks it. */
+int kmeta_btf_struct_size(struct kmeta_image *img, const char *name);
+/* Byte offset of member in struct, -ENOENT if absent; bitfields give their bit offset / 8. */
+int kmeta_btf_member_off(struct kmeta_image *img, const char *sname, const char *member);
+/* Dotted path ("irq.save_fl") of the member at byte off of struct sname; -ENOENT if none */
+int kmeta_btf_member_at(struct kmeta_image *img, const char *sname, unsigned int off,
+			char *buf, size_t size);
+
+/* insn.c: instruction boundaries from capstone */
+const struct kmeta_func_insns *kmeta_func_decode(struct kmeta_image *img, struct kmeta_sym *func);
+/* 1 if addr starts an instruction of its function, 0 if not, -1 if not decodable/known */
+int kmeta_is_insn_boundary(struct kmeta_image *img, uint64_t addr);
+/* Length of the instruction at addr, or a negative errno */
+int kmeta_insn_len(struct kmeta_image *img, uint64_t addr);
+
+/* sites.c: alternative and paravirt site ranges, sorted and merged */
+int kmeta_patch_sites(struct kmeta_image *img, const struct kmeta_range **ranges, size_t *nr);
+/* addr lies strictly inside a patch site (not at its start) */
+bool kmeta_is_inside_patch_site(struct kmeta_image *img, uint64_t addr);
+
+#endif

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Relocations.  A vmlinux linked with --emit-relocs (CONFIG_RELOCATABLE, 6.1) keeps a
+ * .rela section for each allocated section, with r_offset a virtual address; kmeta
+ * indexes them by location, lazily, because most commands never need them.  A module's
+ * relocations are applied when it is read (its table fields are zero until then), and
+ * indexed on the way.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef int (*reloc_fn)(struct kmeta_image *img, struct kmeta_sec *target,
+			struct kmeta_reloc *r, size_t idx);
+
+/* Call fn for every relocation that applies to an allocated section. */
+static int for_each_alloc_reloc(struct kmeta_image *img, reloc_fn fn)
+{
+	for (size_t i = 1; i < img->nr_secs; i++) {
+		struct kmeta_sec *rsec = &img->secs[i], *target;
+		Elf_Data *data;
+		GElf_Shdr sh;
+
+		if (rsec->type != SHT_RELA || !gelf_getshdr(rsec->scn, &sh))
+			continue;
+		if (!sh.sh_info || sh.sh_info >= img->nr_secs)
+			continue;
+		target = &img->secs[sh.sh_info];
+		if (!(target->flags & SHF_ALLOC))
+			continue;
+		img->has_relocs = true;
+		data = elf_getdata(rsec->scn, NULL);
+		if (!data || !sh.sh_entsize || sh.sh_size % sh.sh_entsize) {
+			pr_err(img->path, "%s: cannot read: %s", rsec->name, elf_errmsg(-1));
+			return -EINVAL;
+		}
+		for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
+			struct kmeta_reloc r;
+			GElf_Rela rela;
+			size_t symi;
+			int err;
+
+			if (!gelf_getrela(data, k, &rela))
+				return -EINVAL;
+			symi = GELF_R_SYM(rela.r_info);
+			if (symi >= img->nr_syms) {
+				pr_err(img->path, "%s: entry %zu: symbol %zu out of range",
+				       rsec->name, k, symi);
+				return -EINVAL;
+			}
+			r.sym = &img->syms[symi];
+			r.type = GELF_R_TYPE(rela.r_info);
+			r.addend = rela.r_addend;
+			r.addr = img->is_module ? target->addr + rela.r_offset : rela.r_offset;
+			r.target = r.sym->addr + r.addend;
+			err = fn(img, target, &r, k);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static int append_reloc(struct kmeta_image *img, struct kmeta_sec *target,
+			struct kmeta_reloc *r, size_t idx)
+{
+	(void)target; (void)idx;
+	if (r->type == R_X86_64_NONE)	/* 6.1 voids .rela__ex_table after sorting it */
+		return 0;
+	GROW(img->relocs, img->relocs_cap, img->nr_relocs + 1);
+	img->relocs[img->nr_relocs++] = *r;
+	return 0;
+}
+
+static int cmp_reloc_addr(const void *a, const void *b)
+{
+	const struct kmeta_reloc *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return 0;
+}
+
+int kmeta_index_relocs(struct kmeta_image *img)
+{
+	int err;
+
+	if (img->relocs_indexed)
+		return 0;
+	img->relocs_indexed = true;
+	err = for_each_alloc_reloc(img, append_reloc);
+	if (err)
+		return err;
+	qsort(img->relocs, img->nr_relocs, sizeof(*img->relocs), cmp_reloc_addr);
+	return 0;
+}
+
+struct kmeta_reloc *kmeta_find_reloc_at(struct kmeta_image *img, uint64_t addr)
+{
+	size_t lo = 0, hi = img->nr_relocs;
+
+	if (kmeta_index_relocs(img))
+		return NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->relocs[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < img->nr_relocs && img->relocs[lo].addr == addr ? &img->relocs[lo] : NULL;
+}
+
+static int apply_one(struct kmeta_image *img, struct kmeta_sec *target,
+		     struct kmeta_reloc *r, size_t idx)
+{
+	uint64_t off = r->addr - target->addr;
+	unsigned int size = r->type == R_X86_64_64 || r->type == R_X86_64_PC64 ? 8 : 4;
+	unsigned char *p;
+	uint64_t v;
+
+	if (r->type == R_X86_64_NONE)
+		return 0;
+	if (!target->data || off > target->size || size > target->size - off) {
+		if (target->type == SHT_NOBITS)
+			return 0;
+		pr_err(img->path, ".rela%s: entry %zu: offset 0x%llx outside the section",
+		       target->name, idx, (unsigned long long)off);
+		return -EINVAL;
+	}
+	p = target->data + off;
+	switch (r->type) {
+	case R_X86_64_64:
+		v = r->target;
+		put_u64(p, v);
+		break;
+	case R_X86_64_PC64:
+		put_u64(p, r->target - r->addr);
+		break;
+	case R_X86_64_PC32:
+	case R_X86_64_PLT32:
+		put_u32(p, r->target - r->addr);
+		break;
+	case R_X86_64_32:
+	case R_X86_64_32S:
+		put_u32(p, r->target);
+		break;
+	default:
+		pr_err(img->path, ".rela%s: entry %zu: relocation type %u not handled",
+		       target->name, idx, r->type);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int reloc_apply_module(struct kmeta_image *img)
+{
+	return for_each_alloc_reloc(img, apply_one);
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Patch-site ranges: [site, site + len) of every alternative and paravirt entry, where
+ * the kernel overwrites code at boot.  Inside one, other tables describe the replacement's
+ * instructions (objtool emits ORC for the replacement at the original site's offsets),
+ * so boundaries there are not the original code's.  kbolt moves each range as one unit.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+#include "table.h"
+
+extern const struct table_desc alternatives_table, paravirt_table;
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct kmeta_range *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+static int add_table_sites(struct kmeta_image *img, const struct table_desc *d,
+			   unsigned int len_field, size_t *cap)
+{
+	struct kmeta_table *t = table_get(img, d);
+	struct kmeta_entry e;
+
+	if (!t)
+		return -1;
+	for (size_t i = 0; t->present && i < t->nr_slots; i++) {
+		if (table_read_entry(t, i, &e))
+			return -1;
+		if (e.filler || !e.val[len_field])
+			continue;
+		GROW(img->site_ranges, *cap, img->nr_site_ranges + 1);
+		img->site_ranges[img->nr_site_ranges++] =
+			(struct kmeta_range){ e.site, e.site + e.val[len_field] };
+	}
+	return 0;
+}
+
+/* Sorted, overlapping sites merged (nested ALTERNATIVE()s share a start) */
+int kmeta_patch_sites(struct kmeta_image *img, const struct kmeta_range **ranges, size_t *nr)
+{
+	size_t cap = 0, out = 0;
+
+	if (!img->site_ranges_ready) {
+		/* field 3: instrlen of alt_instr; field 2: len of paravirt_patch_site */
+		if (add_table_sites(img, &alternatives_table, 3, &cap) ||
+		    add_table_sites(img, &paravirt_table, 2, &cap))
+			return -1;
+		qsort(img->site_ranges, img->nr_site_ranges, sizeof(*img->site_ranges), cmp_range);
+		for (size_t i = 0; i < img->nr_site_ranges; i++) {
+			struct kmeta_range *r = &img->site_ranges[i];
+
+			if (out && r->start < img->site_ranges[out - 1].end) {
+				if (r->end > img->site_ranges[out - 1].end)
+					img->site_ranges[out - 1].end = r->end;
+				continue;
+			}
+			img->site_ranges[out++] = *r;
+		}
+		img->nr_site_ranges = out;
+		img->site_ranges_ready = true;
+	}
+	*ranges = img->site_ranges;
+	*nr = img->nr_site_ranges;
+	return 0;
+}
+
+bool kmeta_is_inside_patch_site(struct kmeta_image *img, uint64_t addr)
+{
+	const struct kmeta_range *r;
+	size_t nr, lo = 0, hi;
+
+	if (kmeta_patch_sites(img, &r, &nr))
+		return false;
+	hi = nr;
+	while (lo < hi) {	/* first range starting at or after addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].start < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && addr > r[lo - 1].start && addr < r[lo - 1].end;
+}

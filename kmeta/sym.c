@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Symbols: the symbol table, a name index, the address-sorted list used for lookups,
+ * and the function list.  A .cold fragment (foo.cold, foo.cold.3: GCC's split-off
+ * unlikely part of foo) is linked to its parent, found first among the locals of the
+ * same source file (static functions share names across files), then globally.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* A module's undefined symbols get stub addresses here: where vmlinux text would be. */
+#define UNDEF_STUB_BASE 0xffffffff81000000ULL
+#define UNDEF_STUB_STRIDE 16
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static Elf_Scn *find_symtab(struct kmeta_image *img, GElf_Shdr *sh)
+{
+	for (size_t i = 1; i < img->nr_secs; i++) {
+		if (img->secs[i].type == SHT_SYMTAB && gelf_getshdr(img->secs[i].scn, sh))
+			return img->secs[i].scn;
+	}
+	return NULL;
+}
+
+static void set_sym_addr(struct kmeta_image *img, struct kmeta_sym *sym, GElf_Sym *es,
+			 size_t *nr_undef)
+{
+	sym->addr = es->st_value;
+	if (!img->is_module || sym->type == STT_FILE)
+		return;
+	if (es->st_shndx == SHN_UNDEF && sym->name[0]) {
+		sym->addr = UNDEF_STUB_BASE + UNDEF_STUB_STRIDE * (*nr_undef)++;
+		sym->undefined_stub = true;
+	} else if (es->st_shndx && es->st_shndx < img->nr_secs) {
+		sym->addr += img->secs[es->st_shndx].addr;
+	}
+}
+
+static int read_symtab(struct kmeta_image *img)
+{
+	size_t nr_undef = 0;
+	unsigned int file = 0;
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_symtab(img, &sh);
+	Elf_Data *data;
+
+	if (!scn) {
+		pr_err(img->path, "no symbol table (a stripped image?): kmeta needs the "
+		       "unstripped vmlinux, such as the one of Debian's -dbg package");
+		return -ENOENT;
+	}
+	data = elf_getdata(scn, NULL);
+	if (!data || !sh.sh_entsize || sh.sh_size % sh.sh_entsize) {
+		pr_err(img->path, ".symtab: cannot read: %s", elf_errmsg(-1));
+		return -EINVAL;
+	}
+	img->nr_syms = sh.sh_size / sh.sh_entsize;
+	img->syms = xcalloc(img->nr_syms, sizeof(*img->syms));
+	for (size_t i = 0; i < img->nr_syms; i++) {
+		struct kmeta_sym *sym = &img->syms[i];
+		GElf_Sym es;
+
+		if (!gelf_getsym(data, i, &es)) {
+			pr_err(img->path, ".symtab: entry %zu: %s", i, elf_errmsg(-1));
+			return -EINVAL;
+		}
+		sym->name = elf_strptr(img->elf, sh.sh_link, es.st_name);
+		if (!sym->name) {
+			pr_err(img->path, ".symtab: entry %zu: bad name", i);
+			return -EINVAL;
+		}
+		sym->type = GELF_ST_TYPE(es.st_info);
+		sym->bind = GELF_ST_BIND(es.st_info);
+		sym->shndx = es.st_shndx;
+		sym->size = es.st_size;
+		if (sym->type == STT_FILE)
+			file = i;
+		sym->file = sym->bind == STB_LOCAL ? file : 0;
+		set_sym_addr(img, sym, &es, &nr_undef);
+	}
+	return 0;
+}
+
+static void index_names(struct kmeta_image *img)
+{
+	size_t n = 1;
+
+	while (n < img->nr_syms * 2)
+		n <<= 1;
+	img->names = xcalloc(n, sizeof(*img->names));
+	img->names_mask = n - 1;
+	/* reverse order: the first symbol of a name ends up first in its probe chain */
+	for (size_t i = img->nr_syms; i-- > 1;) {
+		struct kmeta_sym *sym = &img->syms[i];
+		size_t h = name_hash(sym->name) & img->names_mask;
+
+		if (!sym->name[0] || sym->type == STT_FILE || sym->type == STT_SECTION)
+			continue;
+		while (img->names[h] && strcmp(img->names[h]->name, sym->name))
+			h = (h + 1) & img->names_mask;
+		/* keep the global one, else the first local: both are "by name" answers */
+		if (!img->names[h] || img->names[h]->bind == STB_LOCAL)
+			img->names[h] = sym;
+	}
+}
+
+struct kmeta_sym *kmeta_find_sym_by_name(struct kmeta_image *img, const char *name)
+{
+	size_t h = name_hash(name) & img->names_mask;
+
+	while (img->names[h]) {
+		if (!strcmp(img->names[h]->name, name))
+			return img->names[h];
+		h = (h + 1) & img->names_mask;
+	}
+	return NULL;
+}
+
+static bool is_defined(struct kmeta_image *img, const struct kmeta_sym *sym)
+{
+	if (sym->undefined_stub)
+		return true;
+	if (!sym->name[0] || sym->type == STT_FILE || sym->type == STT_SECTION)
+		return false;
+	return sym->shndx != SHN_UNDEF && sym->shndx != SHN_ABS && sym->shndx < img->nr_secs &&
+	       (img->secs[sym->shndx].flags & SHF_ALLOC);
+}
+
+static int cmp_sym_addr(const void *a, const void *b)
+{
+	const struct kmeta_sym *x = *(struct kmeta_sym * const *)a;
+	const struct kmeta_sym *y = *(struct kmeta_sym * const *)b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	/* globals first at one address, then symtab order: deterministic */
+	if ((x->bind == STB_LOCAL) != (y->bind == STB_LOCAL))
+		return x->bind == STB_LOCAL ? 1 : -1;
+	return x < y ? -1 : x > y;
+}
+
+static void sort_symbols(struct kmeta_image *img)
+{
+	img->sorted = xmalloc(img->nr_syms * sizeof(*img->sorted));
+	img->funcs = xmalloc(img->nr_syms * sizeof(*img->funcs));
+	for (size_t i = 1; i < img->nr_syms; i++) {
+		struct kmeta_sym *sym = &img->syms[i];
+
+		if (!is_defined(img, sym))
+			continue;
+		img->sorted[img->nr_sorted++] = sym;
+		if (sym->type == STT_FUNC && sym->size)
+			img->funcs[img->nr_funcs++] = sym;
+	}
+	qsort(img->sorted, img->nr_sorted, sizeof(*img->sorted), cmp_sym_addr);
+	qsort(img->funcs, img->nr_funcs, sizeof(*img->funcs), cmp_sym_addr);
+}
+
+/* foo.cold.12 -> length of "foo", or 0 if name is not a .cold fragment */
+static size_t cold_parent_len(const char *name)
+{
+	const char *p = strstr(name, ".cold");
+
+	if (!p || p == name)
+		return 0;
+	if (p[5] && p[5] != '.')
+		return 0;
+	return p - name;
+}
+
+static struct kmeta_sym *find_cold_parent(struct kmeta_image *img, struct kmeta_sym *cold,
+					  size_t len)
+{
+	struct kmeta_sym *global = NULL;
+
+	/* locals of one file are contiguous in the symtab, right after its STT_FILE */
+	for (size_t i = cold->file + 1; cold->file && i < img->nr_syms; i++) {
+		struct kmeta_sym *s = &img->syms[i];
+
+		if (s->type == STT_FILE || s->bind != STB_LOCAL)
+			break;
+		if (s->type == STT_FUNC && s != cold && !strncmp(s->name, cold->name, len) &&
+		    !s->name[len])
+			return s;
+	}
+	char *name = xasprintf("%.*s", (int)len, cold->name);
+
+	global = kmeta_find_sym_by_name(img, name);
+	free(name);
+	return global && global->type == STT_FUNC ? global : NULL;
+}
+
+static void link_cold_fragments(struct kmeta_image *img)
+{
+	for (size_t i = 0; i < img->nr_funcs; i++) {
+		struct kmeta_sym *f = img->funcs[i];
+		size_t len = cold_parent_len(f->name);
+
+		if (len)
+			f->parent = find_cold_parent(img, f, len);
+	}
+}
+
+int sym_read_symbols(struct kmeta_image *img)
+{
+	int err = read_symtab(img);
+
+	if (err)
+		return err;
+	index_names(img);
+	sort_symbols(img);
+	link_cold_fragments(img);
+	return 0;
+}
+
+/* Index of the last entry of arr[0..n) with addr <= a, or -1 */
+static long last_at_or_before(struct kmeta_sym **arr, size_t n, uint64_t a)
+{
+	long lo = 0, hi = (long)n - 1, found = -1;
+
+	while (lo <= hi) {
+		long mid = lo + (hi - lo) / 2;
+
+		if (arr[mid]->addr <= a) {
+			found = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	return found;
+}
+
+static struct kmeta_sym *find_containing(struct kmeta_sym **arr, size_t n, uint64_t a)
+{
+	long i = last_at_or_before(arr, n, a);
+
+	/* a few steps back cover symbols nested inside a bigger one */
+	for (int k = 0; i >= 0 && k < 8; i--, k++) {
+		if (a < arr[i]->addr + arr[i]->size) {
+			/* the first at that address is the preferred name */
+			while (i > 0 && arr[i - 1]->addr == arr[i]->addr &&
+			       arr[i - 1]->size == arr[i]->size)
+				i--;
+			return arr[i];
+		}
+	}
+	return NULL;
+}
+
+struct kmeta_sym *kmeta_find_func_containing(struct kmeta_image *img, uint64_t addr)
+{
+	return find_containing(img->funcs, img->nr_funcs, addr);
+}
+
+struct kmeta_sym *kmeta_find_sym_containing(struct kmeta_image *img, uint64_t addr)
+{
+	return find_containing(img->sorted, img->nr_sorted, addr);
+}
+
+struct kmeta_sym *kmeta_find_sym_at(struct kmeta_image *img, uint64_t addr)
+{
+	long i = last_at_or_before(img->sorted, img->nr_sorted, addr);
+
+	if (i < 0 || img->sorted[i]->addr != addr)
+		return NULL;
+	while (i > 0 && img->sorted[i - 1]->addr == addr)
+		i--;
+	return img->sorted[i];
+}
+
+/* The nearest symbol at or before addr in the same section, for unsized labels */
+static struct kmeta_sym *find_sym_before(struct kmeta_image *img, uint64_t addr)
+{
+	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
+	long i = last_at_or_before(img->sorted, img->nr_sorted, addr);
+
+	if (i < 0 || !sec)
+		return NULL;
+	while (i > 0 && img->sorted[i - 1]->addr == img->sorted[i]->addr)
+		i--;
+	if (img->sorted[i]->addr < sec->addr)
+		return NULL;
+	return img->sorted[i];
+}
+
+char *kmeta_addr_str(struct kmeta_image *img, uint64_t addr, char *buf, size_t size)
+{
+	struct kmeta_sym *sym = kmeta_find_func_containing(img, addr);
+
+	if (!sym)
+		sym = kmeta_find_sym_containing(img, addr);
+	if (!sym)
+		sym = find_sym_before(img, addr);
+	if (!sym)
+		snprintf(buf, size, "0x%llx", (unsigned long long)addr);
+	else if (addr == sym->addr)
+		snprintf(buf, size, "%s", sym->name);
+	else
+		snprintf(buf, size, "%s+0x%llx", sym->name,
+			 (unsigned long long)(addr - sym->addr));
+	return buf;
+}

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The generic table engine: find a table (its __start_/__stop_ symbols first, its section
+ * otherwise), choose its entry layout (BTF first, kernel version otherwise; never a
+ * guess), and read, classify and format its entries.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "table.h"
+
+static const struct field *layout_field(const struct layout *l, unsigned int i)
+{
+	return i < TABLE_MAX_FIELDS && l->fields[i].name ? &l->fields[i] : NULL;
+}
+
+static const char *field_btf_name(const struct field *f)
+{
+	return f->btf ? f->btf : f->name;
+}
+
+static bool layout_matches_btf(struct kmeta_image *img, const char *sname,
+			       const struct layout *l, int size)
+{
+	if ((int)l->entry_size != size)
+		return false;
+	if (l->btf_has && kmeta_btf_member_off(img, sname, l->btf_has) < 0)
+		return false;
+	for (unsigned int i = 0; layout_field(l, i); i++) {
+		const char *m = field_btf_name(&l->fields[i]);
+
+		if (m[0] && kmeta_btf_member_off(img, sname, m) != l->fields[i].off)
+			return false;
+	}
+	return true;
+}
+
+static bool layout_matches_version(const struct layout *l, unsigned int v)
+{
+	return (!l->min_version || v >= l->min_version) && (!l->max_version || v <= l->max_version);
+}
+
+static int choose_layout(struct kmeta_table *t)
+{
+	const struct table_desc *d = t->desc;
+	struct kmeta_image *img = t->img;
+	int size = d->btf_struct ? kmeta_btf_struct_size(img, d->btf_struct) : -ENOENT;
+
+	for (unsigned int i = 0; size >= 0 && i < d->nr_layouts; i++) {
+		if (layout_matches_btf(img, d->btf_struct, &d->layouts[i], size)) {
+			t->layout = &d->layouts[i];
+			return 0;
+		}
+	}
+	if (size >= 0) {
+		pr_err(img->path, "%s: struct %s in the kernel's BTF (%d bytes) matches no "
+		       "layout kmeta knows; see Documentation/tables.rst", d->name,
+		       d->btf_struct, size);
+		return -EPROTO;
+	}
+	for (unsigned int i = 0; i < d->nr_layouts; i++) {
+		if (layout_matches_version(&d->layouts[i], img->version)) {
+			t->layout = &d->layouts[i];
+			return 0;
+		}
+	}
+	pr_err(img->path, "%s: no known entry layout for kernel release '%s' and no BTF "
+	       "describing it", d->name, img->release[0] ? img->release : "(unknown)");
+	return -EPROTO;
+}
+
+int table_add_range(struct kmeta_table *t, uint64_t start, uint64_t stop, const char *name)
+{
+	unsigned int esize = t->layout->entry_size;
+
+	if (stop < start || (stop - start) % esize) {
+		pr_err(t->img->path, "%s: %s is %" PRIu64 " bytes, not a multiple of the "
+		       "%u-byte entry", t->desc->name, name, stop - start, esize);
+		return -EINVAL;
+	}
+	if (stop > start && !kmeta_bytes_at(t->img, start, stop - start)) {
+		pr_err(t->img->path, "%s: %s [0x%" PRIx64 ", 0x%" PRIx64 ") is not inside one "
+		       "section with contents", t->desc->name, name, start, stop);
+		return -EINVAL;
+	}
+	t->ranges = xrealloc(t->ranges, (t->nr_ranges + 1) * sizeof(*t->ranges));
+	t->ranges[t->nr_ranges++] = (struct table_range){ start, stop - start, name };
+	t->nr_slots += (stop - start) / esize;
+	t->present = true;
+	return 0;
+}
+
+int table_locate_by_syms(struct kmeta_table *t, const char *start, const char *stop)
+{
+	struct kmeta_sym *a = kmeta_find_sym_by_name(t->img, start);
+	struct kmeta_sym *b = kmeta_find_sym_by_name(t->img, stop);
+
+	if (!a || !b)
+		return 1;	/* not found: the caller tries the section */
+	return table_add_range(t, a->addr, b->addr, start);
+}
+
+static int locate(struct kmeta_table *t)
+{
+	const struct table_desc *d = t->desc;
+	struct kmeta_sec *sec;
+	int err;
+
+	if (d->locate)
+		return d->locate(t);
+	if (d->start_sym && !t->img->is_module) {
+		err = table_locate_by_syms(t, d->start_sym, d->stop_sym);
+		if (err <= 0)
+			return err;
+	}
+	sec = d->sec_name ? kmeta_find_sec_by_name(t->img, d->sec_name) : NULL;
+	if (!sec)
+		return 0;
+	if (!sec->data) {
+		pr_err(t->img->path, "%s: section %s has no contents", d->name, sec->name);
+		return -EINVAL;
+	}
+	return table_add_range(t, sec->addr, sec->addr + sec->size, sec->name);
+}
+
+static struct kmeta_table *table_new(struct kmeta_image *img, const struct table_desc *d)
+{
+	struct kmeta_table *t = xcalloc(1, sizeof(*t));
+
+	t->desc = d;
+	t->img = img;
+	if (choose_layout(t) || locate(t)) {
+		free(t->ranges);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct kmeta_table *table_get(struct kmeta_image *img, const struct table_desc *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_table_descs && table_descs[i] != d; i++)
+		;
+	if (i == nr_table_descs)
+		return NULL;
+	if (!img->tables)
+		img->tables = xcalloc(nr_table_descs, sizeof(*img->tables));
+	if (!img->tables[i])
+		img->tables[i] = table_new(img, d);
+	return img->tables[i];
+}
+
+const struct table_desc *table_find_desc(const char *name)
+{
+	for (unsigned int i = 0; i < nr_table_descs; i++)
+		if (!strcmp(table_descs[i]->name, name))
+			return table_descs[i];
+	return NULL;
+}
+
+static uint64_t read_field(const unsigned char *p, const struct field *f, uint64_t field_addr,
+			   uint64_t *raw)
+{
+	switch (f->kind) {
+	case FK_U8:	return *raw = p[0];
+	case FK_U16:	return *raw = get_u16(p);
+	case FK_U32:	return *raw = get_u32(p);
+	case FK_U64:	return *raw = get_u64(p);
+	case FK_S16:	return *raw = (uint64_t)(int64_t)(int16_t)get_u16(p);
+	case FK_S32:	return *raw = (uint64_t)(int64_t)(int32_t)get_u32(p);
+	case FK_PCREL32:
+		*raw = (uint64_t)(int64_t)(int32_t)get_u32(p);
+		return field_addr + *raw;
+	case FK_PCREL64:
+		*raw = get_u64(p);
+		return field_addr + *raw;
+	case FK_ABS64:
+	default:
+		return *raw = get_u64(p);
+	}
+}
+
+int table_decode_at(struct kmeta_table *t, uint64_t addr, struct kmeta_entry *e)
+{
+	const struct layout *l = t->layout;
+	const unsigned char *p = kmeta_bytes_at(t->img, addr, l->entry_size);
+
+	if (!p)
+		return -EINVAL;
+	e->addr = addr;
+	e->site = 0;
+	e->filler = false;
+	for (unsigned int i = 0; layout_field(l, i); i++) {
+		const struct field *f = &l->fields[i];
+
+		e->val[i] = read_field(p + f->off, f, addr + f->off, &e->raw[i]);
+		e->flags[i] = e->val[i] & ((1ULL << f->flag_bits) - 1);
+		e->val[i] -= e->flags[i];
+		if (f->role == FR_SITE) {
+			e->site = e->val[i];
+			e->filler = e->raw[i] == 0;
+		}
+	}
+	return 0;
+}
+
+int table_read_entry(struct kmeta_table *t, size_t idx, struct kmeta_entry *e)
+{
+	size_t left = idx;
+
+	if (t->desc->read)
+		return t->desc->read(t, idx, e);
+	for (unsigned int r = 0; r < t->nr_ranges; r++) {
+		size_t n = t->ranges[r].size / t->layout->entry_size;
+
+		if (left < n) {
+			e->idx = idx;
+			e->range = r;
+			return table_decode_at(t, t->ranges[r].addr + left * t->layout->entry_size, e);
+		}
+		left -= n;
+	}
+	return -ERANGE;
+}
+
+const char *sym_name_at(struct kmeta_image *img, uint64_t addr)
+{
+	struct kmeta_sym *sym = kmeta_find_sym_at(img, addr);
+
+	return sym ? sym->name : NULL;
+}
+
+void table_format_field(struct kmeta_table *t, const struct kmeta_entry *e, unsigned int i,
+			char *buf, size_t size)
+{
+	const struct field *f = &t->layout->fields[i];
+
+	if (t->desc->format && t->desc->format(t, e, i, buf, size))
+		return;
+	switch (f->role) {
+	case FR_SITE:
+	case FR_CODE:
+	case FR_DATA:
+		kmeta_addr_str(t->img, e->val[i], buf, size);
+		if (e->flags[i]) {
+			size_t n = strlen(buf);
+
+			snprintf(buf + n, size - n, "|0x%x", e->flags[i]);
+		}
+		break;
+	default:
+		if (f->kind == FK_S16 || f->kind == FK_S32)
+			snprintf(buf, size, "%" PRId64, (int64_t)e->val[i]);
+		else
+			snprintf(buf, size, "0x%" PRIx64, e->val[i]);
+	}
+}
+
+const char *table_site_area(struct kmeta_table *t, uint64_t site)
+{
+	struct kmeta_sec *sec = kmeta_find_sec_containing(t->img, site);
+
+	if (sec && !strcmp(sec->name, ".text"))
+		return ".text";
+	if (sec && !strcmp(sec->name, ".init.text"))
+		return ".init.text";
+	return "other";
+}
+
+void table_free_all(struct kmeta_image *img)
+{
+	if (!img->tables)
+		return;
+	for (unsigned int i = 0; i < nr_table_descs; i++) {
+		struct kmeta_table *t = img->tables[i];
+
+		if (!t)
+			continue;
+		if (t->desc->free_priv)
+			t->desc->free_priv(t);
+		free(t->ranges);
+		free(t);
+	}
+	free(img->tables);
+	img->tables = NULL;
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Patch-site tables described as data.  Each table file (alternatives.c, orc.c, ...)
+ * exports one struct table_desc: how to find the table, the entry layouts kmeta knows
+ * per kernel version (confirmed against the kernel's BTF when it has the struct), which
+ * fields point into code, and optional hooks for what is table-specific: symbolic
+ * formatting of a field and the per-entry check against the bytes it points to.
+ *
+ * The generic engine (table.c) locates, reads, filters and formats entries; the
+ * commands (summary, dump, check, diff) and kbolt's rewriting go through it.
+ */
+#ifndef KMETA_TABLE_H
+#define KMETA_TABLE_H
+
+#include "kmeta.h"
+#include "util.h"
+
+#define TABLE_MAX_FIELDS 6
+
+enum field_kind {
+	FK_U8, FK_U16, FK_U32, FK_U64,
+	FK_S16, FK_S32,
+	FK_PCREL32,	/* s32 offset from the field's own address */
+	FK_PCREL64,	/* s64 offset from the field's own address */
+	FK_ABS64,	/* u64 absolute address */
+};
+
+enum field_role {
+	FR_VALUE,	/* a plain number */
+	FR_SITE,	/* the code location the entry describes (at most one per layout) */
+	FR_CODE,	/* another pointer into code: a target, fixup or replacement */
+	FR_DATA,	/* a pointer to a data object: a key, a string */
+};
+
+struct field {
+	const char *name;	/* as printed; also the BTF member name unless btf is set */
+	const char *btf;	/* BTF member name when it differs, "" when not in BTF */
+	unsigned char off;
+	unsigned char kind;	/* enum field_kind */
+	unsigned char role;	/* enum field_role */
+	unsigned char flag_bits;	/* low bits of a pointer that carry flags */
+};
+
+struct layout {
+	const char *name;		/* "6.1", "6.12" */
+	unsigned int min_version;	/* KMETA_VERSION(); 0 = any */
+	unsigned int max_version;	/* 0 = any */
+	unsigned int entry_size;
+	const char *btf_has;		/* a BTF member that tells this layout apart */
+	struct field fields[TABLE_MAX_FIELDS];
+};
+
+struct table_range {
+	uint64_t addr;
+	uint64_t size;
+	const char *name;	/* section or symbol family the range came from */
+};
+
+struct kmeta_entry {
+	size_t idx;		/* slot number in the table */
+	uint64_t addr;		/* address of the slot */
+	unsigned int range;
+	uint64_t raw[TABLE_MAX_FIELDS];	/* as stored */
+	uint64_t val[TABLE_MAX_FIELDS];	/* pointers resolved to addresses, flags masked */
+	unsigned char flags[TABLE_MAX_FIELDS];	/* the masked low bits (flag_bits) */
+	uint64_t site;		/* val of the FR_SITE field, 0 if none */
+	bool filler;		/* a padding slot: site field stored as 0 */
+};
+
+struct kmeta_table;
+struct check_ctx;
+
+struct table_desc {
+	const char *name;		/* "alternatives": the name commands use */
+	const char *start_sym;		/* vmlinux: __start_X / __stop_X style bounds */
+	const char *stop_sym;
+	const char *sec_name;		/* modules, and vmlinux without the symbols */
+	const char *btf_struct;		/* NULL when the kernel has no struct for it */
+	const struct layout *layouts;
+	unsigned int nr_layouts;
+	bool sorted;			/* sorted by site at build time */
+
+	/* for tables that are not one array of fixed-size entries */
+	int (*locate)(struct kmeta_table *t);
+	int (*read)(struct kmeta_table *t, size_t idx, struct kmeta_entry *e);
+	/* symbolic text of field i, or false to use the generic format */
+	bool (*format)(struct kmeta_table *t, const struct kmeta_entry *e, unsigned int i,
+		       char *buf, size_t size);
+	/* text-dump notation of the whole entry after its site (ORC: objtool's) */
+	void (*format_entry)(struct kmeta_table *t, const struct kmeta_entry *e, char *buf,
+			     size_t size);
+	/* check one non-filler entry against the code it points to */
+	void (*check)(struct kmeta_table *t, const struct kmeta_entry *e, struct check_ctx *c);
+	void (*free_priv)(struct kmeta_table *t);
+};
+
+struct kmeta_table {
+	const struct table_desc *desc;
+	struct kmeta_image *img;
+	const struct layout *layout;
+	bool present;
+	struct table_range *ranges;
+	unsigned int nr_ranges;
+	size_t nr_slots;
+	void *priv;
+};
+
+extern const struct table_desc *const table_descs[];
+extern const unsigned int nr_table_descs;
+
+/* The located table of that descriptor (present false if the image has none); NULL on error. */
+struct kmeta_table *table_get(struct kmeta_image *img, const struct table_desc *desc);
+const struct table_desc *table_find_desc(const char *name);
+int table_read_entry(struct kmeta_table *t, size_t idx, struct kmeta_entry *e);
+/* Generic reader of one fixed-size entry at addr, for hooks that split ranges. */
+int table_decode_at(struct kmeta_table *t, uint64_t addr, struct kmeta_entry *e);
+int table_add_range(struct kmeta_table *t, uint64_t start, uint64_t stop, const char *name);
+int table_locate_by_syms(struct kmeta_table *t, const char *start, const char *stop);
+/* Text of field i of e: symbolic for pointers, table-specific where the table says so. */
+void table_format_field(struct kmeta_table *t, const struct kmeta_entry *e, unsigned int i,
+			char *buf, size_t size);
+/* Which part of the image a site is in: ".text", ".init.text" or "other" */
+const char *table_site_area(struct kmeta_table *t, uint64_t site);
+
+/* check.c: reporting from table check hooks */
+void check_report(struct check_ctx *c, uint64_t addr, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Helpers that report and return false when the site is not as expected */
+bool check_site_is_code(struct check_ctx *c, uint64_t addr, const char *what);
+bool check_insn_boundary(struct check_ctx *c, uint64_t addr, const char *what);
+/* A call, jmp or jcc with a rel32 operand, optionally cs-prefixed (objtool's padding). */
+struct rel32_branch {
+	unsigned char opcode;	/* e8, e9, or 0x80..0x8f for 0f 8x jcc */
+	bool prefixed;		/* 2e */
+	unsigned int len;
+	uint64_t target;
+};
+bool read_rel32_branch(struct kmeta_image *img, uint64_t addr, struct rel32_branch *b);
+/* Name of the symbol starting exactly at addr, or NULL */
+const char *sym_name_at(struct kmeta_image *img, uint64_t addr);
+
+#define DEFINE_SITE_LIST_LAYOUT(var)						\
+	static const struct layout var[] = {					\
+		{ .name = "any", .entry_size = 4,				\
+		  .fields = { { "site", "", 0, FK_PCREL32, FR_SITE, 0 } } },	\
+	}
+
+#endif

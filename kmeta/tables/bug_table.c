@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * __bug_table: struct bug_entry (include/asm-generic/bug.h) with x86's relative pointers
+ * and CONFIG_DEBUG_BUGVERBOSE: s32 -> ud2, s32 -> file name, u16 line, u16 flags
+ * (BUGFLAG_WARNING, _ONCE, _DONE, _NO_CUT_HERE, taint in bits 8-15).  Searched linearly
+ * by the trap handler; for a WARN the kernel resumes at ud2 + 2, so the ud2 must be
+ * followed by its fall-through code.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../table.h"
+
+enum { BUG_ADDR, BUG_FILE, BUG_LINE, BUG_FLAGS };
+
+static const struct layout bug_table_layouts[] = {
+	{ .name = "verbose", .entry_size = 12, .fields = {
+		{ "addr", "bug_addr_disp", 0, FK_PCREL32, FR_SITE, 0 },
+		{ "file", "file_disp", 4, FK_PCREL32, FR_DATA, 0 },
+		{ "line", NULL, 8, FK_U16, FR_VALUE, 0 },
+		{ "flags", NULL, 10, FK_U16, FR_VALUE, 0 },
+	} },
+};
+
+#define BUGFLAG_WARNING 1
+
+static bool bug_table_format(struct kmeta_table *t, const struct kmeta_entry *e,
+			     unsigned int i, char *buf, size_t size)
+{
+	static const char *const flag_names[] = { "WARNING", "ONCE", "DONE", "NO_CUT_HERE" };
+	unsigned int flags = e->val[BUG_FLAGS];
+	const unsigned char *s;
+	size_t n = 0;
+
+	if (i == BUG_FILE) {
+		s = kmeta_bytes_at(t->img, e->val[BUG_FILE], 1);
+		if (!s)
+			return false;
+		snprintf(buf, size, "%.200s", (const char *)s);
+		return true;
+	}
+	if (i != BUG_FLAGS)
+		return false;
+	buf[0] = 0;
+	for (unsigned int b = 0; b < 4 && n < size; b++)
+		if (flags & (1u << b))
+			n += snprintf(buf + n, size - n, "%s%s", n ? "|" : "", flag_names[b]);
+	if (flags >> 8 && n < size)
+		n += snprintf(buf + n, size - n, "%sTAINT(%u)", n ? "|" : "", flags >> 8);
+	if (!n)
+		snprintf(buf, size, "BUG");
+	return true;
+}
+
+static void bug_table_check(struct kmeta_table *t, const struct kmeta_entry *e,
+			    struct check_ctx *c)
+{
+	const unsigned char *p;
+
+	if (!check_site_is_code(c, e->site, "ud2") || !check_insn_boundary(c, e->site, "ud2"))
+		return;
+	p = kmeta_bytes_at(t->img, e->site, 2);
+	if (!p || p[0] != 0x0f || p[1] != 0x0b) {
+		check_report(c, e->site, "expected ud2 (0f 0b)");
+		return;
+	}
+	if ((e->val[BUG_FLAGS] & BUGFLAG_WARNING) &&
+	    kmeta_find_func_containing(t->img, e->site + 2) ==
+	    kmeta_find_func_containing(t->img, e->site))
+		check_insn_boundary(c, e->site + 2, "instruction after a WARN's ud2");
+	if (!kmeta_bytes_at(t->img, e->val[BUG_FILE], 1))
+		check_report(c, e->site, "file name pointer outside the image");
+}
+
+const struct table_desc bug_table_table = {
+	.name = "bug_table",
+	.start_sym = "__start___bug_table",
+	.stop_sym = "__stop___bug_table",
+	.sec_name = "__bug_table",
+	.btf_struct = "bug_entry",
+	.layouts = bug_table_layouts,
+	.nr_layouts = ARRAY_SIZE(bug_table_layouts),
+	.format = bug_table_format,
+	.check = bug_table_check,
+};

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * __mcount_loc: u64 absolute addresses of the "call __fentry__" at the start of every
+ * traceable function (at +4 after endbr64 with IBT).  Sorted at build time
+ * (scripts/sorttable) and binary-searched by ftrace; slots of functions the build
+ * dropped are zeroed (filler).  ftrace turns each call into a nop5 at boot.
+ */
+#include <string.h>
+
+#include "../table.h"
+
+static const struct layout mcount_loc_layouts[] = {
+	{ .name = "any", .entry_size = 8, .fields = {
+		{ "site", "", 0, FK_ABS64, FR_SITE, 0 },
+	} },
+};
+
+static const unsigned char nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+static void mcount_loc_check(struct kmeta_table *t, const struct kmeta_entry *e,
+			     struct check_ctx *c)
+{
+	struct kmeta_sym *func = kmeta_find_func_containing(t->img, e->site);
+	const unsigned char *start, *p = kmeta_bytes_at(t->img, e->site, 5);
+	struct rel32_branch b;
+	const char *name;
+
+	if (!check_site_is_code(c, e->site, "fentry call"))
+		return;
+	/* Debian's vmlinux has fentry sites in functions without a symbol: bytes only */
+	start = func ? kmeta_bytes_at(t->img, func->addr, 4) : NULL;
+	if (func && e->site != func->addr &&
+	    !(e->site == func->addr + 4 && start && !memcmp(start, endbr64, 4)))
+		check_report(c, e->site, "fentry call is not at the function's start "
+			     "(or right after its endbr64)");
+	if (p && !memcmp(p, nop5, 5))
+		return;
+	if (!read_rel32_branch(t->img, e->site, &b) || b.opcode != 0xe8 || b.prefixed) {
+		check_report(c, e->site, "expected call __fentry__ or a nop5");
+		return;
+	}
+	name = sym_name_at(t->img, b.target);
+	if (!name || strcmp(name, "__fentry__"))
+		check_report(c, e->site, "call goes to %s, not __fentry__",
+			     name ? name : "a place with no symbol");
+}
+
+const struct table_desc mcount_loc_table = {
+	.name = "mcount_loc",
+	.start_sym = "__start_mcount_loc",
+	.stop_sym = "__stop_mcount_loc",
+	.sec_name = "__mcount_loc",
+	.layouts = mcount_loc_layouts,
+	.nr_layouts = ARRAY_SIZE(mcount_loc_layouts),
+	.sorted = true,
+	.check = mcount_loc_check,
+};

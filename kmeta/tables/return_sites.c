@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * .return_sites (CONFIG_RETHUNK): s32 pointers to "jmp __x86_return_thunk" (e9 rel32),
+ * the function returns objtool found.  apply_returns() patches each to "ret; int3..." or
+ * to a jmp to the chosen thunk, and warns "missing return thunk" when a site is not that
+ * jmp.
+ */
+#include <string.h>
+
+#include "../table.h"
+
+DEFINE_SITE_LIST_LAYOUT(return_sites_layouts);
+
+static void return_sites_check(struct kmeta_table *t, const struct kmeta_entry *e,
+			       struct check_ctx *c)
+{
+	struct rel32_branch b;
+	const char *name;
+
+	if (!check_site_is_code(c, e->site, "return thunk jump") ||
+	    !check_insn_boundary(c, e->site, "return thunk jump"))
+		return;
+	if (!read_rel32_branch(t->img, e->site, &b) || b.opcode != 0xe9 || b.prefixed) {
+		check_report(c, e->site, "expected jmp __x86_return_thunk (e9 rel32)");
+		return;
+	}
+	name = sym_name_at(t->img, b.target);
+	if (!name || strcmp(name, "__x86_return_thunk"))
+		check_report(c, e->site, "jmp goes to %s, not __x86_return_thunk",
+			     name ? name : "a place with no symbol");
+}
+
+const struct table_desc return_sites_table = {
+	.name = "return_sites",
+	.start_sym = "__return_sites",
+	.stop_sym = "__return_sites_end",
+	.sec_name = ".return_sites",
+	.layouts = return_sites_layouts,
+	.nr_layouts = 1,
+	.check = return_sites_check,
+};

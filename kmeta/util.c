@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Allocation helpers that exit on out-of-memory, the array-growth helper, and the
+ * message functions every diagnostic goes through.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+const char *msg_tool = "kmeta";
+unsigned int nr_warnings;
+bool msg_json;
+bool msg_quiet_warnings;
+
+static void oom(void)
+{
+	fprintf(stderr, "%s: error: out of memory\n", msg_tool);
+	exit(1);
+}
+
+void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xrealloc(void *ptr, size_t size)
+{
+	void *p = realloc(ptr, size ? size : 1);
+
+	if (!p)
+		oom();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		oom();
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	va_start(ap, fmt);
+	if (vasprintf(&p, fmt, ap) < 0)
+		oom();
+	va_end(ap);
+	return p;
+}
+
+void grow_array(void **arr, size_t *cap, size_t need, size_t elem_size)
+{
+	size_t n = *cap ? *cap : 16;
+
+	if (need <= *cap)
+		return;
+	while (n < need)
+		n *= 2;
+	*arr = xrealloc(*arr, n * elem_size);
+	*cap = n;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void vmsg(const char *level, const char *file, const char *fmt, va_list ap)
+{
+	char *text;
+
+	if (vasprintf(&text, fmt, ap) < 0)
+		oom();
+	if (msg_json && level[0] == 'e') {
+		/* bpftool's convention: in JSON mode an error is a JSON object on stdout */
+		char *full = file ? xasprintf("%s: %s", file, text) : NULL;
+
+		fflush(stdout);
+		fputs("{\"error\":", stdout);
+		json_string(stdout, full ? full : text);
+		fputs("}\n", stdout);
+		free(full);
+	} else if (file) {
+		fprintf(stderr, "%s: %s: %s: %s\n", file, level, msg_tool, text);
+	} else {
+		fprintf(stderr, "%s: %s: %s\n", msg_tool, level, text);
+	}
+	free(text);
+}
+
+void pr_err(const char *file, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("error", file, fmt, ap);
+	va_end(ap);
+}
+
+void pr_warn(const char *file, const char *fmt, ...)
+{
+	va_list ap;
+
+	nr_warnings++;
+	if (msg_quiet_warnings)
+		return;
+	va_start(ap, fmt);
+	vmsg("warning", file, fmt, ap);
+	va_end(ap);
+}
+
+void pr_info(const char *file, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("info", file, fmt, ap);
+	va_end(ap);
+}
+
+bool glob_match(const char *pattern, const char *s)
+{
+	return fnmatch(pattern, s, 0) == 0;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared helpers of kmeta and kbolt: allocation that exits on out-of-memory, one
+ * array-growth helper, and the one message convention ("FILE: error: TOOL: ...").
+ */
+#ifndef KMETA_UTIL_H
+#define KMETA_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+void *xmalloc(size_t size);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *ptr, size_t size);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Grow *arr (of *cap elements of elem_size) so that it holds at least need elements.
+ * The one array-growth helper: doubles, so appends are amortised O(1).
+ */
+void grow_array(void **arr, size_t *cap, size_t need, size_t elem_size);
+#define GROW(arr, cap, need) grow_array((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* Messages: "FILE: error: TOOL: text".  The tool name is set once by main(). */
+extern const char *msg_tool;
+extern unsigned int nr_warnings;
+extern bool msg_json;		/* errors as JSON objects on stdout (-j) */
+extern bool msg_quiet_warnings;
+
+void pr_err(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pr_warn(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pr_info(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Little-endian loads from possibly unaligned bytes. */
+static inline uint16_t get_u16(const unsigned char *p) { return p[0] | p[1] << 8; }
+static inline uint32_t get_u32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t get_u64(const unsigned char *p)
+{
+	return get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+static inline void put_u32(unsigned char *p, uint32_t v)
+{
+	p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24;
+}
+static inline void put_u64(unsigned char *p, uint64_t v)
+{
+	put_u32(p, v); put_u32(p + 4, v >> 32);
+}
+
+bool glob_match(const char *pattern, const char *s);
+
+#endif
