@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Instruction boundaries through capstone: the only file that includes it.  Each function
- * (symbol start to start + size) is decoded once on demand and its instruction offsets
- * cached; checks then ask whether a table site starts an instruction.
+ * (symbol start to start + size) is decoded on demand, only as far as a question needs
+ * (capstone formats every instruction's text, which is most of kmeta check's time), and
+ * its instruction offsets cached; checks then ask whether a table site starts one.
  *
  * Capstone 4.0.2 (Debian 12) decodes "0f b9" (ud1, used as the static-call trampoline
  * signature and by newer BUG()s) as two bytes with no ModRM; its real length is
@@ -76,22 +77,22 @@ static size_t fix_len(const unsigned char *p, size_t avail, size_t cs_len)
 	return cs_len;
 }
 
-static void decode_func(struct decoder *d, struct kmeta_image *img, struct kmeta_sym *func,
-			struct kmeta_func_insns *fi)
+/* Decode func from fi->done until past upto (or its end, or bad bytes) */
+static void decode_until(struct decoder *d, struct kmeta_image *img, struct kmeta_sym *func,
+			 struct kmeta_func_insns *fi, uint64_t upto)
 {
 	const unsigned char *code = kmeta_bytes_at(img, func->addr, func->size);
-	size_t cap = 0, size = func->size;
-	uint64_t addr = func->addr;
-	cs_insn *insn = cs_malloc(d->cs);
+	uint64_t addr = fi->done;
+	size_t size = fi->end - addr;
+	cs_insn *insn;
 
-	fi->start = func->addr;
-	fi->end = func->addr + func->size;
 	if (!code) {
-		fi->bad_addr = func->addr;
-		cs_free(insn, 1);
+		fi->bad_addr = fi->done = func->addr;
 		return;
 	}
-	while (size) {
+	code += addr - func->addr;
+	insn = cs_malloc(d->cs);
+	while (size && addr <= upto) {
 		const unsigned char *p = code;
 		size_t len;
 
@@ -109,19 +110,20 @@ static void decode_func(struct decoder *d, struct kmeta_image *img, struct kmeta
 			addr += len - insn->size;
 			size -= len - insn->size;
 		}
-		GROW(fi->off, cap, fi->nr + 1);
+		GROW(fi->off, fi->cap, fi->nr + 1);
 		fi->off[fi->nr++] = (uint32_t)(addr - len - func->addr);
 	}
+	fi->done = fi->bad_addr ? fi->end : addr;
 	cs_free(insn, 1);
 }
 
-const struct kmeta_func_insns *kmeta_func_decode(struct kmeta_image *img, struct kmeta_sym *func)
+/* The cached (possibly partly decoded) state of func */
+static struct kmeta_func_insns *func_insns(struct decoder *d, struct kmeta_image *img,
+					   struct kmeta_sym *func)
 {
-	struct decoder *d = get_decoder(img);
+	struct kmeta_func_insns *fi;
 	size_t lo = 0, hi = img->nr_funcs;
 
-	if (!d)
-		return NULL;
 	while (lo < hi) {	/* func's index in img->funcs */
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -135,24 +137,47 @@ const struct kmeta_func_insns *kmeta_func_decode(struct kmeta_image *img, struct
 		lo++;
 	if (lo >= img->nr_funcs || img->funcs[lo] != func)
 		return NULL;
+	fi = &d->funcs[lo];
 	if (!d->decoded[lo]) {
-		decode_func(d, img, func, &d->funcs[lo]);
+		fi->start = fi->done = func->addr;
+		fi->end = func->addr + func->size;
 		d->decoded[lo] = 1;
 	}
-	return &d->funcs[lo];
+	return fi;
+}
+
+const struct kmeta_func_insns *kmeta_func_decode(struct kmeta_image *img, struct kmeta_sym *func)
+{
+	struct decoder *d = get_decoder(img);
+	struct kmeta_func_insns *fi = d ? func_insns(d, img, func) : NULL;
+
+	if (fi && fi->done < fi->end)
+		decode_until(d, img, func, fi, fi->end);
+	return fi;
 }
 
 int kmeta_is_insn_boundary(struct kmeta_image *img, uint64_t addr)
 {
-	struct kmeta_sym *func = kmeta_find_func_containing(img, addr);
-	const struct kmeta_func_insns *fi;
+	struct decoder *d = get_decoder(img);
+	struct kmeta_func_insns *fi = img->last_insns;
+	struct kmeta_sym *func = img->last_func;
 	uint32_t off;
 	size_t lo, hi;
 
-	if (!func)
+	/* table walks are mostly in address order: try the last function first */
+	if (!func || addr < func->addr || addr >= func->addr + func->size) {
+		func = kmeta_find_func_containing(img, addr);
+		if (!func || !d)
+			return -1;
+		fi = func_insns(d, img, func);
+		img->last_func = func;
+		img->last_insns = fi;
+	}
+	if (!fi)
 		return -1;
-	fi = kmeta_func_decode(img, func);
-	if (!fi || (fi->bad_addr && addr >= fi->bad_addr))
+	if (fi->done <= addr)
+		decode_until(d, img, func, fi, addr);
+	if (fi->bad_addr && addr >= fi->bad_addr)
 		return -1;
 	off = addr - fi->start;
 	lo = 0;

@@ -55,8 +55,10 @@ struct kmeta_reloc {
 struct kmeta_func_insns {
 	uint64_t start, end;
 	uint32_t nr;
+	size_t cap;
 	uint32_t *off;		/* offsets of instruction starts, ascending */
-	uint64_t bad_addr;	/* first undecodable address, 0 if all decoded */
+	uint64_t bad_addr;	/* first undecodable address, 0 if none (yet) */
+	uint64_t done;		/* decoded up to here: decoding is incremental */
 };
 
 struct kmeta_range {
@@ -100,6 +102,8 @@ struct kmeta_image {
 
 	struct kmeta_table **tables;	/* one per descriptor, located lazily */
 	void *decoder;			/* insn.c's state */
+	struct kmeta_sym *last_func;	/* lookup cache of kmeta_is_insn_boundary() */
+	struct kmeta_func_insns *last_insns;
 	struct kmeta_range *site_ranges;	/* sites.c */
 	size_t nr_site_ranges;
 	bool site_ranges_ready;

@@ -12,9 +12,14 @@
 
 #include "internal.h"
 
-/* A module's undefined symbols get stub addresses here: where vmlinux text would be. */
-#define UNDEF_STUB_BASE 0xffffffff81000000ULL
-#define UNDEF_STUB_STRIDE 16
+/*
+ * A module's undefined symbols get stub addresses just below the module's synthetic
+ * layout (elf.c's MODULE_BASE), each with a 64 KiB extent so that "sym + offset"
+ * references (a key inside a struct) still name it, and all within the +-2 GiB that
+ * PC32 relocations reach.
+ */
+#define UNDEF_STUB_TOP 0xffffffffa0000000ULL
+#define UNDEF_STUB_STRIDE (1ULL << 16)
 
 static uint64_t name_hash(const char *s)
 {
@@ -41,7 +46,9 @@ static void set_sym_addr(struct kmeta_image *img, struct kmeta_sym *sym, GElf_Sy
 	if (!img->is_module || sym->type == STT_FILE)
 		return;
 	if (es->st_shndx == SHN_UNDEF && sym->name[0]) {
-		sym->addr = UNDEF_STUB_BASE + UNDEF_STUB_STRIDE * (*nr_undef)++;
+		/* counts down from the top: the layout needs no count up front */
+		sym->addr = UNDEF_STUB_TOP - UNDEF_STUB_STRIDE * ++(*nr_undef);
+		sym->size = UNDEF_STUB_STRIDE;
 		sym->undefined_stub = true;
 	} else if (es->st_shndx && es->st_shndx < img->nr_secs) {
 		sym->addr += img->secs[es->st_shndx].addr;
@@ -283,30 +290,17 @@ struct kmeta_sym *kmeta_find_sym_at(struct kmeta_image *img, uint64_t addr)
 	return img->sorted[i];
 }
 
-/* The nearest symbol at or before addr in the same section, for unsized labels */
-static struct kmeta_sym *find_sym_before(struct kmeta_image *img, uint64_t addr)
-{
-	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
-	long i = last_at_or_before(img->sorted, img->nr_sorted, addr);
-
-	if (i < 0 || !sec)
-		return NULL;
-	while (i > 0 && img->sorted[i - 1]->addr == img->sorted[i]->addr)
-		i--;
-	if (img->sorted[i]->addr < sec->addr)
-		return NULL;
-	return img->sorted[i];
-}
-
 char *kmeta_addr_str(struct kmeta_image *img, uint64_t addr, char *buf, size_t size)
 {
 	struct kmeta_sym *sym = kmeta_find_func_containing(img, addr);
+	struct kmeta_sec *sec;
 
 	if (!sym)
 		sym = kmeta_find_sym_containing(img, addr);
-	if (!sym)
-		sym = find_sym_before(img, addr);
-	if (!sym)
+	if (!sym && (sec = kmeta_find_sec_containing(img, addr)))
+		/* unsized labels (__alt_instructions_end) would mislead: name the section */
+		snprintf(buf, size, "%s+0x%llx", sec->name, (unsigned long long)(addr - sec->addr));
+	else if (!sym)
 		snprintf(buf, size, "0x%llx", (unsigned long long)addr);
 	else if (addr == sym->addr)
 		snprintf(buf, size, "%s", sym->name);

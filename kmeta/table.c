@@ -255,10 +255,12 @@ void table_format_field(struct kmeta_table *t, const struct kmeta_entry *e, unsi
 		}
 		break;
 	default:
-		if (f->kind == FK_S16 || f->kind == FK_S32)
+		if (f->hex)
+			snprintf(buf, size, "0x%" PRIx64, e->val[i]);
+		else if (f->kind == FK_S16 || f->kind == FK_S32)
 			snprintf(buf, size, "%" PRId64, (int64_t)e->val[i]);
 		else
-			snprintf(buf, size, "0x%" PRIx64, e->val[i]);
+			snprintf(buf, size, "%" PRIu64, e->val[i]);
 	}
 }
 

@@ -39,6 +39,7 @@ struct field {
 	unsigned char kind;	/* enum field_kind */
 	unsigned char role;	/* enum field_role */
 	unsigned char flag_bits;	/* low bits of a pointer that carry flags */
+	bool hex;		/* print a plain value in hex (ids, masks); decimal otherwise */
 };
 
 struct layout {

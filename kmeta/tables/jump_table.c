@@ -69,7 +69,9 @@ static void jump_table_check(struct kmeta_table *t, const struct kmeta_entry *e,
 		check_report(c, e->site, "2-byte site but the target is beyond rel8 reach");
 	if (!kmeta_is_text_addr(t->img, target))
 		check_report(c, e->site, "target is not in code");
-	if (!kmeta_find_sec_containing(t->img, e->val[JUMP_KEY]))
+	/* a module's key may be vmlinux's: an undefined symbol */
+	if (!kmeta_find_sec_containing(t->img, e->val[JUMP_KEY]) &&
+	    !kmeta_find_sym_containing(t->img, e->val[JUMP_KEY]))
 		check_report(c, e->site, "key is outside the image");
 }
 

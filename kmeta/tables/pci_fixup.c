@@ -8,9 +8,9 @@
 
 static const struct layout pci_fixup_layouts[] = {
 	{ .name = "prel32", .entry_size = 16, .fields = {
-		{ "vendor", NULL, 0, FK_U16, FR_VALUE, 0 },
-		{ "device", NULL, 2, FK_U16, FR_VALUE, 0 },
-		{ "class", NULL, 4, FK_U32, FR_VALUE, 0 },
+		{ "vendor", NULL, 0, FK_U16, FR_VALUE, 0, true },
+		{ "device", NULL, 2, FK_U16, FR_VALUE, 0, true },
+		{ "class", NULL, 4, FK_U32, FR_VALUE, 0, true },
 		{ "class_shift", NULL, 8, FK_U32, FR_VALUE, 0 },
 		{ "hook", "hook_offset", 12, FK_PCREL32, FR_SITE, 0 },
 	} },

@@ -35,7 +35,6 @@ static const unsigned char *lock_prefix_off(struct kmeta_image *img, uint64_t si
 static void smp_locks_check(struct kmeta_table *t, const struct kmeta_entry *e,
 			    struct check_ctx *c)
 {
-	const unsigned char *p;
 
 	if (!check_site_is_code(c, e->site, "lock prefix") ||
 	    !check_insn_boundary(c, e->site, "lock prefix"))

@@ -23,14 +23,19 @@ static const struct layout static_call_sites_layouts[] = {
 
 static const unsigned char nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 
+/*
+ * The key names the static call: __SCK__name, or in a module whose key is not exported
+ * the trampoline __SCT__name itself (static_call_add_module() in
+ * kernel/static_call_inline.c looks the key up from it).
+ */
 static void check_trampoline(struct kmeta_table *t, const struct kmeta_entry *e,
 			     uint64_t target, struct check_ctx *c)
 {
 	const char *key = sym_name_at(t->img, e->val[SC_KEY]);
 	const char *tramp = sym_name_at(t->img, target);
 
-	if (!key || strncmp(key, "__SCK__", 7))
-		check_report(c, e->site, "key is not a static call key (__SCK__*)");
+	if (!key || (strncmp(key, "__SCK__", 7) && strncmp(key, "__SCT__", 7)))
+		check_report(c, e->site, "key is not a static call key (__SCK__*) or trampoline");
 	else if (!tramp || strncmp(tramp, "__SCT__", 7) || strcmp(tramp + 7, key + 7))
 		check_report(c, e->site, "branches to %s, not to the trampoline __SCT__%s",
 			     tramp ? tramp : "a place with no symbol", key + 7);

@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0
+# TAP helpers for the shell test scripts: source it, call ok/fail/skip/check_*, end with
+# done_testing.  Each script prints "ok N - ..." lines and closes with "N passed, N failed".
+#
+# Environment: KMETA (the binary under test, default kmeta/kmeta), KBOLT_CACHE (fetched
+# kernels, see scripts/kernels.conf), TMPDIR.
+
+set -u
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$top/scripts/kernels.conf"
+KMETA=${KMETA:-$top/kmeta/kmeta}
+case "$KMETA" in /*) ;; *) KMETA=$top/$KMETA ;; esac
+VMLINUX_61=$KBOLT_CACHE/$KERNEL_61_RELEASE/vmlinux
+VMLINUX_612=$KBOLT_CACHE/$KERNEL_612_RELEASE/vmlinux
+MODROOT=$KBOLT_CACHE/modroot
+
+_tap_n=0
+_tap_pass=0
+_tap_fail=0
+_tap_skip=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbolt-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+ok() {		# ok DESCRIPTION
+	_tap_n=$((_tap_n + 1)); _tap_pass=$((_tap_pass + 1))
+	echo "ok $_tap_n - $*"
+}
+
+fail() {	# fail DESCRIPTION [DIAGNOSTIC...]
+	_tap_n=$((_tap_n + 1)); _tap_fail=$((_tap_fail + 1))
+	echo "not ok $_tap_n - $1"
+	shift
+	local l
+	for l in "$@"; do printf '%s\n' "$l" | sed 's/^/# /'; done
+}
+
+skip() {	# skip DESCRIPTION REASON
+	_tap_n=$((_tap_n + 1)); _tap_skip=$((_tap_skip + 1))
+	echo "ok $_tap_n - $1 # SKIP $2"
+}
+
+check() {	# check DESCRIPTION COMMAND...: passes when COMMAND exits 0
+	local d=$1
+	shift
+	local out
+	if out=$("$@" 2>&1); then ok "$d"; else fail "$d" "command: $*" "$(printf '%s\n' "$out" | tail -n 5)"; fi
+}
+
+check_eq() {	# check_eq DESCRIPTION EXPECTED ACTUAL
+	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "expected: $2" "actual:   $3"; fi
+}
+
+check_match() {	# check_match DESCRIPTION REGEX TEXT
+	if printf '%s\n' "$3" | grep -Eq -- "$2"; then ok "$1"; else fail "$1" "no line matches /$2/ in:" "$(printf '%s\n' "$3" | head -n 5)"; fi
+}
+
+need_kernels() {	# sets have_kernels; tests on real kernels skip with a reason without them
+	if [ -s "$VMLINUX_61" ] && [ -s "$VMLINUX_612" ]; then
+		have_kernels=1
+	else
+		have_kernels=0
+	fi
+}
+
+done_testing() {
+	if [ "$_tap_skip" -gt 0 ]; then
+		echo "$_tap_pass passed, $_tap_fail failed, $_tap_skip skipped"
+	else
+		echo "$_tap_pass passed, $_tap_fail failed"
+	fi
+	[ "$_tap_fail" -eq 0 ]
+}
