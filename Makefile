@@ -14,6 +14,9 @@ WERROR ?= $(if $(CI),1,0)
 ifeq ($(V),1)
 Q :=
 quiet = @true
+else ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+Q := @
+quiet = @true
 else
 Q := @
 quiet = @printf '  %-4s %s\n'

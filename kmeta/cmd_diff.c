@@ -56,7 +56,7 @@ static int collect(struct kmeta_table *t, struct lines *out)
 		GROW(out->v, out->cap, out->nr + 1);
 		out->v[out->nr++] = entry_text(t, &e);
 	}
-	qsort(out->v, out->nr, sizeof(*out->v), cmp_str);
+	sort_array(out->v, out->nr, sizeof(*out->v), cmp_str);
 	return 0;
 }
 

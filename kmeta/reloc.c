@@ -93,7 +93,7 @@ int kmeta_index_relocs(struct kmeta_image *img)
 	err = for_each_alloc_reloc(img, append_reloc);
 	if (err)
 		return err;
-	qsort(img->relocs, img->nr_relocs, sizeof(*img->relocs), cmp_reloc_addr);
+	sort_array(img->relocs, img->nr_relocs, sizeof(*img->relocs), cmp_reloc_addr);
 	return 0;
 }
 

@@ -51,7 +51,8 @@ int kmeta_patch_sites(struct kmeta_image *img, const struct kmeta_range **ranges
 		if (add_table_sites(img, &alternatives_table, 3, &cap) ||
 		    add_table_sites(img, &paravirt_table, 2, &cap))
 			return -1;
-		qsort(img->site_ranges, img->nr_site_ranges, sizeof(*img->site_ranges), cmp_range);
+		sort_array(img->site_ranges, img->nr_site_ranges, sizeof(*img->site_ranges),
+			   cmp_range);
 		for (size_t i = 0; i < img->nr_site_ranges; i++) {
 			struct kmeta_range *r = &img->site_ranges[i];
 

@@ -173,8 +173,8 @@ static void sort_symbols(struct kmeta_image *img)
 		if (sym->type == STT_FUNC && sym->size)
 			img->funcs[img->nr_funcs++] = sym;
 	}
-	qsort(img->sorted, img->nr_sorted, sizeof(*img->sorted), cmp_sym_addr);
-	qsort(img->funcs, img->nr_funcs, sizeof(*img->funcs), cmp_sym_addr);
+	sort_array(img->sorted, img->nr_sorted, sizeof(*img->sorted), cmp_sym_addr);
+	sort_array(img->funcs, img->nr_funcs, sizeof(*img->funcs), cmp_sym_addr);
 }
 
 /* foo.cold.12 -> length of "foo", or 0 if name is not a .cold fragment */

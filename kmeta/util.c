@@ -153,3 +153,9 @@ bool glob_match(const char *pattern, const char *s)
 {
 	return fnmatch(pattern, s, 0) == 0;
 }
+
+void sort_array(void *base, size_t nmemb, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (nmemb > 1)
+		qsort(base, nmemb, size, cmp);
+}

@@ -57,4 +57,7 @@ static inline void put_u64(unsigned char *p, uint64_t v)
 
 bool glob_match(const char *pattern, const char *s);
 
+/* qsort() that takes an empty array as NULL (qsort's pointer must not be NULL) */
+void sort_array(void *base, size_t nmemb, size_t size, int (*cmp)(const void *, const void *));
+
 #endif

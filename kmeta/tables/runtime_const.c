@@ -52,7 +52,7 @@ static int runtime_const_locate(struct kmeta_table *t)
 		if (err)
 			return err;
 	}
-	qsort(t->ranges, t->nr_ranges, sizeof(*t->ranges), cmp_range);
+	sort_array(t->ranges, t->nr_ranges, sizeof(*t->ranges), cmp_range);
 	return 0;
 }
 
