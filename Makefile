@@ -84,7 +84,14 @@ $(OUT)/man/%.1: Documentation/%.rst
 	@mkdir -p $(dir $@)
 	$(Q)rst2man $< > $@.tmp && mv $@.tmp $@
 
-check: all
+UNIT_TESTS := $(patsubst %.c,$(OUT)/%,$(wildcard selftests/unit/*.c))
+
+$(OUT)/selftests/unit/%: selftests/unit/%.c $(KMETA_LIB)
+	$(quiet) CC $@
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(KMETA_LIB) $(PKG_LIBS)
+
+check: all $(UNIT_TESTS)
 	$(Q)KMETA=$(KMETA_BIN) OUT=$(OUT) selftests/run
 
 fuzz:

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of libkmeta's image model on the Debian kernels: symbols and the function
+ * lookup, .cold fragments and their parents, the relocation index, BTF layouts, the
+ * instruction decoder, and the patch-site ranges.  Paths come from the environment
+ * (VMLINUX_61, VMLINUX_612); a missing kernel is a skip.  TAP output.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../kmeta/kmeta.h"
+#include "../../kmeta/table.h"
+
+static int nr_pass, nr_fail, nr_skip, nr_tests;
+
+static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++nr_tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (cond)
+		nr_pass++;
+	else
+		nr_fail++;
+}
+
+static void test_symbols(struct kmeta_image *img, const char *label, bool want_cold)
+{
+	struct kmeta_sym *s = kmeta_find_sym_by_name(img, "schedule");
+	size_t cold = 0, with_parent = 0, local = 0, same_file = 0;
+	char buf[KMETA_ADDR_STR_SIZE];
+
+	ok(s && s->type == STT_FUNC && s->size > 0, "%s: schedule is a sized function", label);
+	if (!s)
+		return;
+	ok(kmeta_find_func_containing(img, s->addr + s->size / 2) == s,
+	   "%s: the middle of schedule belongs to schedule", label);
+	ok(!strcmp(kmeta_addr_str(img, s->addr + 3, buf, sizeof(buf)), "schedule+0x3"),
+	   "%s: address prints as schedule+0x3 (got %s)", label, buf);
+	ok(kmeta_find_func_containing(img, s->addr + s->size) != s,
+	   "%s: the end of schedule is outside it", label);
+	for (size_t i = 0; i < img->nr_funcs; i++) {
+		struct kmeta_sym *f = img->funcs[i];
+
+		if (!strstr(f->name, ".cold"))
+			continue;
+		cold++;
+		if (!f->parent)
+			continue;
+		with_parent++;
+		if (f->parent->bind != STB_LOCAL)
+			continue;
+		local++;
+		same_file += f->parent->file == f->file;
+	}
+	/* GCC 12 (6.1) splits cold code into foo.cold; Debian's 6.12 build has none */
+	ok(want_cold ? cold > 1000 && with_parent * 100 >= cold * 99 : cold == 0,
+	   "%s: %zu of %zu .cold fragments linked to a parent", label, with_parent, cold);
+	ok(local == same_file,
+	   "%s: all %zu static parents are in the fragment's own file", label, same_file);
+}
+
+static void test_relocs(struct kmeta_image *img, const char *label)
+{
+	struct kmeta_sym *s = kmeta_find_sym_by_name(img, "schedule");
+	const unsigned char *p;
+	struct kmeta_reloc *r = NULL;
+	uint64_t a;
+
+	if (kmeta_index_relocs(img)) {
+		ok(0, "%s: relocations indexed", label);
+		return;
+	}
+	if (!strcmp(label, "6.12")) {
+		/* stripped by the build, all but the runtime constants' own .rela sections */
+		ok(img->nr_relocs < 1000, "%s: only %zu relocations: the build strips .rela",
+		   label, img->nr_relocs);
+		return;
+	}
+	ok(img->nr_relocs > 500000, "%s: %zu relocations indexed", label, img->nr_relocs);
+	/* the first call in schedule carries a PLT32/PC32 relocation to its callee */
+	for (a = s->addr; a < s->addr + s->size; a++) {
+		p = kmeta_bytes_at(img, a, 5);
+		if (p[0] == 0xe8 && kmeta_is_insn_boundary(img, a) == 1 &&
+		    (r = kmeta_find_reloc_at(img, a + 1)))
+			break;
+	}
+	ok(r && (r->type == R_X86_64_PLT32 || r->type == R_X86_64_PC32) &&
+	   r->target + 4 == a + 5 + (int32_t)get_u32(p + 1),
+	   "%s: call at schedule+0x%llx: its relocation targets what the rel32 reaches", label,
+	   (unsigned long long)(a - s->addr));
+}
+
+static void test_btf(struct kmeta_image *img, const char *label, int alt_size, const char *orc_bit)
+{
+	ok(kmeta_btf_struct_size(img, "alt_instr") == alt_size,
+	   "%s: BTF: alt_instr is %d bytes", label, alt_size);
+	/* bit 42 (6.1 end) or 43 (6.12 signal): byte 5 */
+	ok(kmeta_btf_member_off(img, "orc_entry", orc_bit) == 5,
+	   "%s: BTF: orc_entry.%s is a bitfield in byte 5", label, orc_bit);
+	ok(kmeta_btf_struct_size(img, "jump_entry") == 16 &&
+	   kmeta_btf_member_off(img, "jump_entry", "key") == 8,
+	   "%s: BTF: jump_entry is 16 bytes, key at 8", label);
+}
+
+static void test_decoder(struct kmeta_image *img, const char *label)
+{
+	struct kmeta_sym *s = kmeta_find_sym_by_name(img, "schedule");
+	const struct kmeta_func_insns *fi = kmeta_func_decode(img, s);
+	uint64_t sum = 0;
+
+	ok(fi && !fi->bad_addr && fi->nr > 10, "%s: schedule decodes whole (%u instructions)",
+	   label, fi ? fi->nr : 0);
+	for (uint32_t i = 0; fi && i < fi->nr; i++)
+		sum += kmeta_insn_len(img, fi->start + fi->off[i]);
+	ok(fi && sum == s->size, "%s: instruction lengths add up to the function size", label);
+}
+
+static void test_sites(struct kmeta_image *img, const char *label)
+{
+	const struct kmeta_range *r = NULL;
+	size_t nr = 0;
+	int err = kmeta_patch_sites(img, &r, &nr);
+
+	ok(!err && nr > 3000, "%s: %zu patch-site ranges", label, nr);
+	for (size_t i = 1; i < nr; i++) {
+		if (r[i].start < r[i - 1].end || r[i].end <= r[i].start) {
+			ok(0, "%s: patch sites sorted and disjoint (range %zu)", label, i);
+			return;
+		}
+	}
+	ok(nr && kmeta_is_inside_patch_site(img, r[0].start + 1) &&
+	   !kmeta_is_inside_patch_site(img, r[0].start),
+	   "%s: inside-a-site excludes the site's start", label);
+}
+
+static void run(const char *label, const char *env, int alt_size, const char *orc_bit)
+{
+	const char *path = getenv(env);
+	struct kmeta_image *img;
+
+	if (!path || !*path) {
+		printf("ok %d - %s kernel # SKIP %s not set\n", ++nr_tests, label, env);
+		nr_skip++;
+		return;
+	}
+	img = kmeta_open(path);
+	ok(img != NULL, "%s: opens %s", label, path);
+	if (!img)
+		return;
+	test_symbols(img, label, alt_size == 12);
+	test_relocs(img, label);
+	test_btf(img, label, alt_size, orc_bit);
+	test_decoder(img, label);
+	test_sites(img, label);
+	kmeta_close(img);
+}
+
+int main(void)
+{
+	run("6.1", "VMLINUX_61", 12, "end");
+	run("6.12", "VMLINUX_612", 14, "signal");
+	if (nr_skip)
+		printf("%d passed, %d failed, %d skipped\n", nr_pass, nr_fail, nr_skip);
+	else
+		printf("%d passed, %d failed\n", nr_pass, nr_fail);
+	return nr_fail != 0;
+}
