@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * labtool: the boot lab's guest helper, linked statically into the initramfs.
+ *   labtool efault     system calls with bad user pointers must fail with EFAULT
+ *                      (each one takes an exception-table fixup in the kernel)
+ *   labtool mmap FILE  the bytes of FILE through mmap() equal those through read()
+ *   labtool tcp BYTES  a child sends BYTES over a loopback TCP connection; the
+ *                      checksums on both sides agree
+ *   labtool udp N      N datagrams sent to a loopback UDP echo child come back
+ * Exit 0 when every check holds; failures are printed as "# ..." lines.  Raw syscall()s:
+ * the compiler must not see (and warn about) the deliberately bad buffers.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BAD ((void *)16)	/* never mapped: the first page */
+
+static int failures;
+
+static void expect_efault(const char *what, long ret)
+{
+	if (ret == -1 && errno == EFAULT)
+		return;
+	printf("# %s: returned %ld, errno %d (%s), expected EFAULT\n", what, ret, errno,
+	       strerror(errno));
+	failures++;
+}
+
+static int efault(void)
+{
+	int fd = open("/proc/version", O_RDONLY), p[2];
+	struct iovec iov = { BAD, 64 };
+	struct stat st;
+
+	if (fd < 0 || pipe(p))
+		return 1;
+	expect_efault("read into a bad buffer", syscall(SYS_read, fd, BAD, 64));
+	if (write(p[1], "abc", 3) != 3)
+		return 1;
+	expect_efault("read from a pipe into a bad buffer", syscall(SYS_read, p[0], BAD, 3));
+	expect_efault("write from a bad buffer", syscall(SYS_write, p[1], BAD, 16));
+	expect_efault("stat of a bad path", syscall(SYS_stat, BAD, &st));
+	expect_efault("fstat into a bad buffer", syscall(SYS_fstat, fd, BAD));
+	expect_efault("clock_gettime into a bad buffer",
+		      syscall(SYS_clock_gettime, CLOCK_MONOTONIC, BAD));
+	expect_efault("readv with a bad iovec", syscall(SYS_readv, fd, BAD, 1));
+	expect_efault("readv into a bad buffer", syscall(SYS_readv, fd, &iov, 1));
+	expect_efault("uname into a bad buffer", syscall(SYS_uname, BAD));
+	expect_efault("pipe into a bad array", syscall(SYS_pipe, BAD));
+	close(fd);
+	return failures != 0;
+}
+
+static int map_compare(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	unsigned long sum_map = 0, sum_read = 0;
+	unsigned char buf[65536], *m;
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0 || fstat(fd, &st) || !st.st_size)
+		return 1;
+	m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return 1;
+	for (off_t i = 0; i < st.st_size; i++)
+		sum_map = sum_map * 31 + m[i];
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			sum_read = sum_read * 31 + buf[i];
+	munmap(m, st.st_size);
+	close(fd);
+	if (sum_map != sum_read)
+		printf("# mmap and read disagree on %s\n", path);
+	return sum_map != sum_read;
+}
+
+static int loopback_socket(int type, struct sockaddr_in *addr)
+{
+	socklen_t len = sizeof(*addr);
+	int fd = socket(AF_INET, type, 0);
+
+	memset(addr, 0, sizeof(*addr));
+	addr->sin_family = AF_INET;
+	addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)addr, sizeof(*addr)) ||
+	    getsockname(fd, (struct sockaddr *)addr, &len))
+		return -1;
+	return fd;
+}
+
+static unsigned long checksum(unsigned long sum, const unsigned char *p, size_t n)
+{
+	while (n--)
+		sum = sum * 31 + *p++;
+	return sum;
+}
+
+/* The sender's byte stream: a fixed LCG, so the receiver can recompute its checksum */
+static unsigned long stream(unsigned char *buf, size_t n, unsigned int *x, unsigned long sum)
+{
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (*x = *x * 1103515245 + 12345) >> 16;
+	return checksum(sum, buf, n);
+}
+
+static void tcp_send(const struct sockaddr_in *addr, long bytes)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	unsigned char buf[65536];
+	unsigned int x = 1;
+
+	if (connect(fd, (const struct sockaddr *)addr, sizeof(*addr)))
+		_exit(1);
+	while (bytes > 0) {
+		size_t n = bytes < (long)sizeof(buf) ? (size_t)bytes : sizeof(buf);
+
+		stream(buf, n, &x, 0);
+		if (write(fd, buf, n) != (ssize_t)n)
+			_exit(1);
+		bytes -= n;
+	}
+	_exit(close(fd) != 0);
+}
+
+static int tcp(long bytes)
+{
+	unsigned char buf[65536];
+	unsigned long want = 0, got = 0;
+	unsigned int x = 1;
+	struct sockaddr_in addr;
+	int lfd = loopback_socket(SOCK_STREAM, &addr), fd, status;
+	long total = 0;
+	ssize_t n;
+	pid_t child;
+
+	if (lfd < 0 || listen(lfd, 1))
+		return 1;
+	child = fork();
+	if (child == 0)
+		tcp_send(&addr, bytes);
+	fd = accept(lfd, NULL, NULL);
+	while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) > 0) {
+		got = checksum(got, buf, n);
+		total += n;
+	}
+	waitpid(child, &status, 0);
+	for (long left = bytes; left > 0; left -= sizeof(buf))
+		want = stream(buf, left < (long)sizeof(buf) ? (size_t)left : sizeof(buf), &x, want);
+	if (total != bytes || got != want || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		printf("# received %ld of %ld bytes, checksum %lx, expected %lx\n", total, bytes,
+		       got, want);
+		return 1;
+	}
+	return 0;
+}
+
+static int udp(int count)
+{
+	struct sockaddr_in srv, me;
+	int sfd = loopback_socket(SOCK_DGRAM, &srv);
+	int fd = loopback_socket(SOCK_DGRAM, &me), status, echoed = 0;
+	struct timeval tv = { 2, 0 };
+	char msg[64], back[64];
+	pid_t child;
+
+	if (sfd < 0 || fd < 0)
+		return 1;
+	child = fork();
+	if (child == 0) {	/* the echo server */
+		for (int i = 0; i < count; i++) {
+			struct sockaddr_in from;
+			socklen_t len = sizeof(from);
+			ssize_t n = recvfrom(sfd, back, sizeof(back), 0, (struct sockaddr *)&from, &len);
+
+			if (n <= 0 || sendto(sfd, back, n, 0, (struct sockaddr *)&from, len) != n)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	for (int i = 0; i < count; i++) {
+		int len = snprintf(msg, sizeof(msg), "datagram %d", i);
+
+		if (sendto(fd, msg, len, 0, (struct sockaddr *)&srv, sizeof(srv)) != len)
+			break;
+		if (recv(fd, back, sizeof(back), 0) == len && !memcmp(msg, back, len))
+			echoed++;
+	}
+	waitpid(child, &status, 0);
+	if (echoed != count)
+		printf("# %d of %d datagrams came back\n", echoed, count);
+	return echoed != count;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "efault"))
+		return efault();
+	if (argc == 3 && !strcmp(argv[1], "mmap"))
+		return map_compare(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "tcp"))
+		return tcp(atol(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "udp"))
+		return udp(atoi(argv[2]));
+	fprintf(stderr, "usage: labtool efault | mmap FILE | tcp BYTES | udp COUNT\n");
+	return 2;
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot tests: the unmodified Debian 6.1 and 6.12 cloud kernels boot under QEMU (TCG,
+# PVH entry) and pass every boot-lab workload with a clean console, once in the
+# deterministic mode; and the lab's failure detection works: a failing guest test, a
+# kernel panic and a timeout each make scripts/vmtest fail.
+. "$(dirname "$0")/lib.sh"
+vmtest=$top/scripts/vmtest
+
+case "${OUT:-.build/default}" in
+*san*)
+	skip "boot tests" "they exercise kernels, not the sanitized binaries (run once, in the normal pass)"
+	done_testing
+	exit 0 ;;
+esac
+need_kernels
+if [ $have_kernels = 0 ]; then
+	skip "boot tests" "test kernels not fetched: run scripts/fetch-kernels"
+	done_testing
+	exit 0
+fi
+
+boot() {	# boot DESCRIPTION ARGS...: vmtest must pass; its TAP count is reported
+	local d=$1 out
+	shift
+	if out=$("$vmtest" "$@" --log "$tmp/console" 2>&1); then
+		ok "$d ($(printf '%s\n' "$out" | grep -c '^ok ') guest tests)"
+	else
+		fail "$d" "$(printf '%s\n' "$out" | grep -v '^ok ' | tail -n 25)"
+	fi
+}
+
+boot "Debian 6.1 vmlinux (PVH): all workloads, clean console" \
+	--kernel "$VMLINUX_61" --workload all
+boot "Debian 6.12 vmlinux (PVH): all workloads, clean console" \
+	--kernel "$VMLINUX_612" --workload all
+boot "Debian 6.1 in deterministic mode (icount, fixed seed and clock)" \
+	--kernel "$VMLINUX_61" --workload proc --workload files --deterministic
+
+out=$("$vmtest" --kernel "$VMLINUX_61" --workload selftest-fail --log "$tmp/c" 2>&1); rc=$?
+check_eq "a failing guest test fails the run" 1 "$rc"
+check_match "... and says so" "FAIL: 1 guest tests failed" "$out"
+out=$("$vmtest" --kernel "$VMLINUX_61" --append rdinit=/nonexistent --timeout 120 \
+	--log "$tmp/c" 2>&1); rc=$?
+check_eq "a kernel panic fails the run" 1 "$rc"
+check_match "... and the panic is shown" "Kernel panic - not syncing" "$out"
+out=$("$vmtest" --kernel "$VMLINUX_61" --workload all --timeout 1 --log "$tmp/c" 2>&1); rc=$?
+check_eq "a timeout fails the run" 1 "$rc"
+check_match "... and says so" "FAIL: timeout after 1s" "$out"
+check_eq "an unknown workload is a usage error" 2 \
+	"$("$vmtest" --kernel "$VMLINUX_61" --workload nosuch >/dev/null 2>&1; echo $?)"
+check_eq "--kaslr with a vmlinux is a usage error" 2 \
+	"$("$vmtest" --kernel "$VMLINUX_61" --kaslr >/dev/null 2>&1; echo $?)"
+done_testing
