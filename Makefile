@@ -55,14 +55,33 @@ KMETA_LIB_SRCS := $(addprefix kmeta/, util.c image.c elf.c sym.c reloc.c version
 	insn.c compress.c table.c check.c json.c module.c sites.c) $(wildcard kmeta/tables/*.c)
 KMETA_SRCS := $(addprefix kmeta/, main.c cmd_summary.c cmd_dump.c cmd_check.c cmd_diff.c)
 
+KBOLT_SRCS := $(addprefix kbolt/, main.c profile.c prof_kbolt.c check_profile.c)
+
 KMETA_LIB := $(OUT)/libkmeta.a
+KBOLT_BIN := $(OUT)/kbolt/kbolt
 KMETA_BIN := $(OUT)/kmeta/kmeta
 MAN_PAGES := $(OUT)/man/kmeta.1
 
-all: $(KMETA_BIN) $(if $(filter 0,$(SANITIZE)),kmeta/kmeta) man
+QEMU_PLUGIN := $(OUT)/kbolt/kbolt-qemu-plugin.so
+
+all: $(KMETA_BIN) $(KBOLT_BIN) $(QEMU_PLUGIN) \
+	$(if $(filter 0,$(SANITIZE)),kmeta/kmeta kbolt/kbolt kbolt/kbolt-qemu-plugin.so) man
 
 kmeta/kmeta: $(KMETA_BIN)
 	$(Q)ln -sf ../$(KMETA_BIN) $@
+
+kbolt/kbolt: $(KBOLT_BIN)
+	$(Q)ln -sf ../$(KBOLT_BIN) $@
+
+kbolt/kbolt-qemu-plugin.so: $(QEMU_PLUGIN)
+	$(Q)ln -sf ../$(QEMU_PLUGIN) $@
+
+# Loaded by QEMU: plain C, no sanitizer runtime, no library but libc
+$(QEMU_PLUGIN): kbolt/record/qemu_plugin.c
+	$(quiet) CC $@
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter $(if $(filter 1,$(WERROR)),-Werror) \
+		-shared -fPIC -fvisibility=hidden -o $@ $<
 
 $(OUT)/%.o: %.c
 	$(quiet) CC $@
@@ -74,6 +93,10 @@ $(KMETA_LIB): $(KMETA_LIB_SRCS:%.c=$(OUT)/%.o)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(KMETA_BIN): $(KMETA_SRCS:%.c=$(OUT)/%.o) $(KMETA_LIB)
+	$(quiet) LINK $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(KBOLT_BIN): $(KBOLT_SRCS:%.c=$(OUT)/%.o) $(KMETA_LIB)
 	$(quiet) LINK $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
@@ -92,7 +115,7 @@ $(OUT)/selftests/unit/%: selftests/unit/%.c $(KMETA_LIB)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(KMETA_LIB) $(PKG_LIBS)
 
 check: all $(UNIT_TESTS)
-	$(Q)KMETA=$(KMETA_BIN) OUT=$(OUT) selftests/run
+	$(Q)KMETA=$(KMETA_BIN) KBOLT=$(KBOLT_BIN) OUT=$(OUT) selftests/run
 
 fuzz:
 	$(Q)selftests/fuzz/run $(FUZZ_SECONDS)
@@ -103,10 +126,11 @@ bench: all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(KMETA_BIN) $(DESTDIR)$(PREFIX)/bin/kmeta
+	install -m 755 $(KBOLT_BIN) $(DESTDIR)$(PREFIX)/bin/kbolt
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
-	rm -rf .build kmeta/kmeta
+	rm -rf .build kmeta/kmeta kbolt/kbolt kbolt/kbolt-qemu-plugin.so
 
 help:
 	@echo 'make [V=1] [SANITIZE=1] [WERROR=1]   build kmeta/kmeta'

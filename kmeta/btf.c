@@ -56,8 +56,19 @@ static bool is_composite(const struct btf_type *t)
 	return t && (btf_is_struct(t) || btf_is_union(t));
 }
 
-/* Bit offset of member in t, looking into anonymous struct/union members; -1 if absent */
-static long member_bit_off(const struct btf *btf, const struct btf_type *t, const char *member)
+/*
+ * Bounds far beyond any kernel struct: a corrupt BTF can nest a struct in itself, or
+ * many times over in each of its anonymous members (exponential without a budget).
+ */
+#define MAX_NESTING 32
+#define MAX_ANON_VISITS 1024
+
+/*
+ * Bit offset of member in t, looking into anonymous struct/union members (at most
+ * *budget of them); -1 if absent
+ */
+static long member_bit_off(const struct btf *btf, const struct btf_type *t, const char *member,
+			   unsigned int *budget)
 {
 	const struct btf_member *m = btf_members(t);
 
@@ -72,9 +83,10 @@ static long member_bit_off(const struct btf *btf, const struct btf_type *t, cons
 			continue;
 		}
 		mt = btf__type_by_id(btf, btf__resolve_type(btf, m->type));
-		if (!is_composite(mt))
+		if (!is_composite(mt) || !*budget)
 			continue;
-		off = member_bit_off(btf, mt, member);
+		--*budget;
+		off = member_bit_off(btf, mt, member, budget);
 		if (off >= 0)
 			return btf_member_bit_offset(t, i) + off;
 	}
@@ -84,17 +96,18 @@ static long member_bit_off(const struct btf *btf, const struct btf_type *t, cons
 int kmeta_btf_member_off(struct kmeta_image *img, const char *sname, const char *member)
 {
 	const struct btf_type *t = find_struct(img, sname);
+	unsigned int budget = MAX_ANON_VISITS;
 	long off;
 
 	if (!t)
 		return -ENOENT;
-	off = member_bit_off(img->btf, t, member);
+	off = member_bit_off(img->btf, t, member, &budget);
 	return off < 0 ? -ENOENT : (int)(off / 8);
 }
 
 /* Append the dotted path of the member at byte off of t to buf; false if none */
 static bool member_path(const struct btf *btf, const struct btf_type *t, unsigned int off,
-			char *buf, size_t size)
+			char *buf, size_t size, unsigned int depth)
 {
 	const struct btf_member *m = btf_members(t);
 
@@ -110,7 +123,8 @@ static bool member_path(const struct btf *btf, const struct btf_type *t, unsigne
 		if (name && name[0])
 			snprintf(buf + n, size - n, "%s%s", n ? "." : "", name);
 		if (is_composite(mt))
-			return member_path(btf, mt, off - moff, buf, size);
+			return depth < MAX_NESTING &&
+			       member_path(btf, mt, off - moff, buf, size, depth + 1);
 		return off == moff;
 	}
 	return false;
@@ -124,7 +138,7 @@ int kmeta_btf_member_at(struct kmeta_image *img, const char *sname, unsigned int
 	if (!t || !size)
 		return -ENOENT;
 	buf[0] = 0;
-	return member_path(img->btf, t, off, buf, size) ? 0 : -ENOENT;
+	return member_path(img->btf, t, off, buf, size, 0) ? 0 : -ENOENT;
 }
 
 void btf_free(struct kmeta_image *img)

@@ -48,6 +48,13 @@ int cmd_check(struct opts *o)
 
 	if (!img)
 		return 1;
+	/* locate every table before printing: an error must not cut the output short */
+	for (unsigned int i = 0; i < nr_table_descs; i++) {
+		if (!table_get(img, table_descs[i])) {
+			kmeta_close(img);
+			return 1;
+		}
+	}
 	if (o->json) {
 		json_obj_open(&o->json_out);
 		json_key(&o->json_out, "file");
@@ -61,8 +68,8 @@ int cmd_check(struct opts *o)
 
 		err = t ? check_table(&c, t) : -1;
 		if (t && o->verbose && !o->json)
-			fprintf(stderr, "%s: %s: %zu slots checked, %zu violations\n", img->path,
-				t->desc->name, t->nr_slots, c.nr_violations - before);
+			pr_info(img->path, "%s: %zu slots checked, %zu violations", t->desc->name,
+				t->nr_slots, c.nr_violations - before);
 	}
 	if (o->json) {
 		json_arr_close(&o->json_out);
@@ -71,7 +78,8 @@ int cmd_check(struct opts *o)
 		json_obj_close(&o->json_out);
 		json_end(&o->json_out);
 	} else if (!err) {
-		fprintf(stderr, "%s: %zu violations\n", img->path, c.nr_violations);
+		pr_info(img->path, "%zu violation%s", c.nr_violations,
+			c.nr_violations == 1 ? "" : "s");
 	}
 	kmeta_close(img);
 	return err || c.nr_violations ? 1 : 0;

@@ -155,6 +155,13 @@ int cmd_diff(struct opts *o)
 		kmeta_close(a);
 		return 1;
 	}
+	for (unsigned int i = 0; i < nr_table_descs; i++) {
+		if (!table_get(a, table_descs[i]) || !table_get(b, table_descs[i])) {
+			kmeta_close(a);
+			kmeta_close(b);
+			return 1;
+		}
+	}
 	if (strcmp(a->release, b->release))
 		pr_warn(b->path, "release %s differs from %s's %s: diff compares images of one "
 			"kernel", b->release, a->path, a->release);

@@ -141,7 +141,7 @@ int cmd_dump(struct opts *o)
 	t = table_get(img, d);
 	err = t ? dump_table(o, t) : -1;
 	if (t && !t->present && !o->json)
-		fprintf(stderr, "%s: %s: no such table in this image\n", img->path, d->name);
+		pr_info(img->path, "%s: no such table in this image", d->name);
 	kmeta_close(img);
 	return err ? 1 : 0;
 }

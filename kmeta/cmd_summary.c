@@ -90,6 +90,13 @@ int cmd_summary(struct opts *o)
 
 	if (!img)
 		return 1;
+	/* locate every table before printing: an error must not cut the output short */
+	for (unsigned int i = 0; i < nr_table_descs; i++) {
+		if (!table_get(img, table_descs[i])) {
+			kmeta_close(img);
+			return 1;
+		}
+	}
 	print_header(o, img);
 	for (unsigned int i = 0; i < nr_table_descs; i++) {
 		struct kmeta_table *t = table_get(img, table_descs[i]);

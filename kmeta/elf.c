@@ -110,13 +110,26 @@ struct kmeta_sec *kmeta_find_sec_containing(struct kmeta_image *img, uint64_t ad
 	return NULL;
 }
 
+static bool sec_has_bytes(const struct kmeta_sec *sec, uint64_t addr, uint64_t size)
+{
+	return sec_contains(sec, addr) && sec->data && size <= sec->size - (addr - sec->addr);
+}
+
 const unsigned char *kmeta_bytes_at(struct kmeta_image *img, uint64_t addr, uint64_t size)
 {
 	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
 
-	if (!sec || !sec->data || size > sec->size - (addr - sec->addr))
-		return NULL;
-	return sec->data + (addr - sec->addr);
+	if (sec && sec_has_bytes(sec, addr, size))
+		return sec->data + (addr - sec->addr);
+	/*
+	 * Sections that overlap (a corrupt image) make the one found depend on the lookup
+	 * cache: take any that holds the bytes, so that a read that worked once always does.
+	 */
+	for (size_t i = 1; sec && i < img->nr_secs; i++) {
+		if (sec_has_bytes(&img->secs[i], addr, size))
+			return img->secs[i].data + (addr - img->secs[i].addr);
+	}
+	return NULL;
 }
 
 bool kmeta_is_text_addr(struct kmeta_image *img, uint64_t addr)

@@ -20,6 +20,8 @@
 struct decoder {
 	csh cs;
 	bool cs_open;
+	csh cs_detail;		/* a second handle with details, for kmeta_insn_decode() */
+	bool cs_detail_open;
 	struct kmeta_func_insns *funcs;	/* parallel to img->funcs */
 	unsigned char *decoded;		/* 1 once funcs[i] holds a result */
 };
@@ -216,6 +218,75 @@ int kmeta_insn_len(struct kmeta_image *img, uint64_t addr)
 	return len ? (int)len : -EILSEQ;
 }
 
+static bool has_group(const cs_insn *ci, uint8_t group)
+{
+	for (int i = 0; i < ci->detail->groups_count; i++)
+		if (ci->detail->groups[i] == group)
+			return true;
+	return false;
+}
+
+static enum kmeta_insn_kind insn_kind(const cs_insn *ci)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	bool direct = x->op_count == 1 && x->operands[0].type == X86_OP_IMM;
+
+	if (has_group(ci, CS_GRP_RET) || has_group(ci, CS_GRP_IRET))
+		return ci->id == X86_INS_IRET || ci->id == X86_INS_IRETD ||
+		       ci->id == X86_INS_IRETQ ? KI_TRAP : KI_RET;
+	if (has_group(ci, CS_GRP_CALL))
+		return direct ? KI_CALL : KI_ICALL;
+	if (has_group(ci, CS_GRP_JUMP)) {
+		if (ci->id == X86_INS_JMP || ci->id == X86_INS_LJMP)
+			return direct ? KI_JMP : KI_IJMP;
+		return KI_JCC;
+	}
+	if (has_group(ci, CS_GRP_INT) || ci->id == X86_INS_UD2 ||
+	    ci->id == X86_INS_SYSCALL || ci->id == X86_INS_SYSRET)
+		return KI_TRAP;
+	return KI_OTHER;
+}
+
+int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn *insn)
+{
+	struct decoder *d = get_decoder(img);
+	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
+	const unsigned char *code;
+	uint64_t a = addr;
+	size_t size;
+	cs_insn *ci;
+	int err = 0;
+
+	if (!d || !sec || !sec->data)
+		return -EINVAL;
+	if (!d->cs_detail_open) {
+		if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs_detail) != CS_ERR_OK)
+			return -ENOMEM;
+		cs_option(d->cs_detail, CS_OPT_DETAIL, CS_OPT_ON);
+		d->cs_detail_open = true;
+	}
+	code = sec->data + (addr - sec->addr);
+	size = sec->size - (addr - sec->addr);
+	if (size > 16)
+		size = 16;
+	ci = cs_malloc(d->cs_detail);
+	if (!cs_disasm_iter(d->cs_detail, &code, &size, &a, ci)) {
+		err = -EILSEQ;
+	} else {
+		insn->addr = addr;
+		insn->len = fix_len(sec->data + (addr - sec->addr),
+				    sec->size - (addr - sec->addr), ci->size);
+		insn->kind = insn_kind(ci);
+		insn->target = 0;
+		if (insn->kind == KI_JCC || insn->kind == KI_JMP || insn->kind == KI_CALL)
+			insn->target = ci->detail->x86.operands[0].imm;
+		if (!insn->len)
+			err = -EILSEQ;
+	}
+	cs_free(ci, 1);
+	return err;
+}
+
 void insn_free(struct kmeta_image *img)
 {
 	struct decoder *d = img->decoder;
@@ -228,6 +299,8 @@ void insn_free(struct kmeta_image *img)
 	free(d->decoded);
 	if (d->cs_open)
 		cs_close(&d->cs);
+	if (d->cs_detail_open)
+		cs_close(&d->cs_detail);
 	free(d);
 	img->decoder = NULL;
 }

@@ -138,6 +138,8 @@ struct kmeta_reloc *kmeta_find_reloc_at(struct kmeta_image *img, uint64_t addr);
 
 /* version.c */
 int kmeta_read_version(struct kmeta_image *img);
+/* The GNU build-id as hex into buf; -ENOENT if the image has none */
+int kmeta_build_id(struct kmeta_image *img, char *buf, size_t size);
 
 /* btf.c */
 struct btf *kmeta_btf(struct kmeta_image *img);
@@ -155,6 +157,34 @@ const struct kmeta_func_insns *kmeta_func_decode(struct kmeta_image *img, struct
 int kmeta_is_insn_boundary(struct kmeta_image *img, uint64_t addr);
 /* Length of the instruction at addr, or a negative errno */
 int kmeta_insn_len(struct kmeta_image *img, uint64_t addr);
+
+/* One decoded instruction, as control flow sees it (insn.c) */
+enum kmeta_insn_kind {
+	KI_OTHER,	/* falls through */
+	KI_JCC,		/* conditional direct jump (jcc, jrcxz, loop) */
+	KI_JMP,		/* unconditional direct jump */
+	KI_CALL,	/* direct call */
+	KI_RET,
+	KI_IJMP,	/* indirect jump */
+	KI_ICALL,	/* indirect call */
+	KI_TRAP,	/* int3, int n, ud2, syscall, sysret, iret: no fall-through edge */
+};
+
+struct kmeta_insn {
+	uint64_t addr;
+	uint64_t target;	/* direct branches and calls */
+	unsigned char len;
+	unsigned char kind;	/* enum kmeta_insn_kind */
+};
+
+/* Decode the instruction at addr; 0 or a negative errno (-EILSEQ: not an instruction) */
+int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn *insn);
+/* A jmp, ret, indirect jmp or trap: nothing falls through it */
+static inline bool kmeta_insn_ends_flow(const struct kmeta_insn *insn)
+{
+	return insn->kind == KI_JMP || insn->kind == KI_RET || insn->kind == KI_IJMP ||
+	       insn->kind == KI_TRAP;
+}
 
 /* sites.c: alternative and paravirt site ranges, sorted and merged */
 int kmeta_patch_sites(struct kmeta_image *img, const struct kmeta_range **ranges, size_t *nr);

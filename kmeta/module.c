@@ -16,14 +16,9 @@ static struct kmod_ctx *open_ctx(const char *release, const char *root)
 	char *dir = NULL;
 	struct kmod_ctx *ctx;
 
-	/* NULL lets libkmod use /lib/modules/$(uname -r) */
+	/* NULL lets libkmod use /lib/modules/$(uname -r); main() makes -d come with -r */
 	if (release || root)
 		dir = xasprintf("%s/lib/modules/%s", root ? root : "", release ? release : "");
-	if (dir && !release) {
-		pr_err(NULL, "-d needs -r RELEASE to name the module tree");
-		free(dir);
-		return NULL;
-	}
 	ctx = kmod_new(dir, NULL);
 	if (!ctx)
 		pr_err(dir ? dir : "/lib/modules", "libkmod cannot open the module tree");

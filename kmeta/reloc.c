@@ -42,8 +42,11 @@ static int for_each_alloc_reloc(struct kmeta_image *img, reloc_fn fn)
 			size_t symi;
 			int err;
 
-			if (!gelf_getrela(data, k, &rela))
+			if (!gelf_getrela(data, k, &rela)) {
+				pr_err(img->path, "%s: cannot read entry %zu: %s", rsec->name, k,
+				       elf_errmsg(-1));
 				return -EINVAL;
+			}
 			symi = GELF_R_SYM(rela.r_info);
 			if (symi >= img->nr_syms) {
 				pr_err(img->path, "%s: entry %zu: symbol %zu out of range",

@@ -63,6 +63,11 @@ static int read_symtab(struct kmeta_image *img)
 	Elf_Scn *scn = find_symtab(img, &sh);
 	Elf_Data *data;
 
+	if (!scn && img->is_module) {
+		pr_err(img->path, "no symbol table: a module keeps one unless stripped with "
+		       "--strip-all; use the module as installed");
+		return -ENOENT;
+	}
 	if (!scn) {
 		pr_err(img->path, "no symbol table (a stripped image?): kmeta needs the "
 		       "unstripped vmlinux, such as the one of Debian's -dbg package");

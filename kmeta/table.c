@@ -77,7 +77,12 @@ int table_add_range(struct kmeta_table *t, uint64_t start, uint64_t stop, const 
 {
 	unsigned int esize = t->layout->entry_size;
 
-	if (stop < start || (stop - start) % esize) {
+	if (stop < start) {
+		pr_err(t->img->path, "%s: %s ends at 0x%" PRIx64 ", before its start 0x%" PRIx64,
+		       t->desc->name, name, stop, start);
+		return -EINVAL;
+	}
+	if ((stop - start) % esize) {
 		pr_err(t->img->path, "%s: %s is %" PRIu64 " bytes, not a multiple of the "
 		       "%u-byte entry", t->desc->name, name, stop - start, esize);
 		return -EINVAL;
@@ -127,12 +132,28 @@ static int locate(struct kmeta_table *t)
 	return table_add_range(t, sec->addr, sec->addr + sec->size, sec->name);
 }
 
+/* Whether the image has the table at all: a layout is chosen only for tables it has */
+static bool is_present(struct kmeta_table *t)
+{
+	const struct table_desc *d = t->desc;
+	struct kmeta_image *img = t->img;
+
+	if (d->probe)
+		return d->probe(t);
+	if (d->start_sym && !img->is_module && kmeta_find_sym_by_name(img, d->start_sym) &&
+	    kmeta_find_sym_by_name(img, d->stop_sym))
+		return true;
+	return d->sec_name && kmeta_find_sec_by_name(img, d->sec_name);
+}
+
 static struct kmeta_table *table_new(struct kmeta_image *img, const struct table_desc *d)
 {
 	struct kmeta_table *t = xcalloc(1, sizeof(*t));
 
 	t->desc = d;
 	t->img = img;
+	if (!is_present(t))
+		return t;
 	if (choose_layout(t) || locate(t)) {
 		free(t->ranges);
 		free(t);

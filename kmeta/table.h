@@ -82,6 +82,7 @@ struct table_desc {
 	bool sorted;			/* sorted by site at build time */
 
 	/* for tables that are not one array of fixed-size entries */
+	bool (*probe)(struct kmeta_table *t);	/* does the image have it? */
 	int (*locate)(struct kmeta_table *t);
 	int (*read)(struct kmeta_table *t, size_t idx, struct kmeta_entry *e);
 	/* symbolic text of field i, or false to use the generic format */

@@ -4,6 +4,7 @@
  * (...)", init/version.c) in a vmlinux, from the vermagic in .modinfo of a module.
  * Table layouts fall back to the major.minor version when BTF does not describe them.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,12 +49,42 @@ static void read_vermagic(struct kmeta_image *img)
 		size_t len = strnlen(s, sec->size - off);
 
 		if (len > sizeof(key) && !strncmp(s, key, sizeof(key) - 1)) {
+			/* the last string may lack its NUL: look no further than len */
+			size_t n = len - (sizeof(key) - 1);
+			const char *space;
+
 			s += sizeof(key) - 1;
-			set_release(img, s, strcspn(s, " "));
+			space = memchr(s, ' ', n);
+			set_release(img, s, space ? (size_t)(space - s) : n);
 			return;
 		}
 		off += len + 1;
 	}
+}
+
+int kmeta_build_id(struct kmeta_image *img, char *buf, size_t size)
+{
+	for (size_t i = 1; i < img->nr_secs; i++) {
+		struct kmeta_sec *sec = &img->secs[i];
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (sec->type != SHT_NOTE || !sec->data || !(data = elf_getdata(sec->scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) ||
+			    size < 2 * nh.n_descsz + 1)
+				continue;
+			for (size_t k = 0; k < nh.n_descsz; k++)
+				sprintf(buf + 2 * k, "%02x", desc[k]);
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 int kmeta_read_version(struct kmeta_image *img)

@@ -30,13 +30,18 @@ static bool bug_table_format(struct kmeta_table *t, const struct kmeta_entry *e,
 	static const char *const flag_names[] = { "WARNING", "ONCE", "DONE", "NO_CUT_HERE" };
 	unsigned int flags = e->val[BUG_FLAGS];
 	const unsigned char *s;
-	size_t n = 0;
+	struct kmeta_sec *sec;
+	size_t n = 0, avail;
 
 	if (i == BUG_FILE) {
-		s = kmeta_bytes_at(t->img, e->val[BUG_FILE], 1);
-		if (!s)
+		sec = kmeta_find_sec_containing(t->img, e->val[BUG_FILE]);
+		if (!sec || !sec->data)
 			return false;
-		snprintf(buf, size, "%.200s", (const char *)s);
+		/* the name may run to the section's end without its NUL */
+		s = sec->data + (e->val[BUG_FILE] - sec->addr);
+		avail = sec->size - (e->val[BUG_FILE] - sec->addr);
+		snprintf(buf, size, "%.*s", (int)strnlen((const char *)s, avail < 200 ? avail : 200),
+			 (const char *)s);
 		return true;
 	}
 	if (i != BUG_FLAGS)

@@ -2,7 +2,8 @@
 /*
  * __jump_table: struct jump_entry (include/linux/jump_label.h, relative form): s32 code,
  * s32 target, s64 key, all relative to their own field; key bit 0 is the branch
- * polarity, bit 1 marks an init-section site.  The site is a 2- or 5-byte nop or a
+ * polarity; bit 1 is, in the file, objtool's mark of a site it turned into a nop
+ * (5778 of 5980 entries of Debian's 6.1) and, at run time, the init-section flag.  The site is a 2- or 5-byte nop or a
  * jmp to target (arch_jump_entry_size() BUGs otherwise), and every toggle compares the
  * current bytes with exactly those (arch/x86/kernel/jump_label.c).  Sorted by key at
  * boot, not in the file.

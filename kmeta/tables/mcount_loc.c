@@ -3,7 +3,9 @@
  * __mcount_loc: u64 absolute addresses of the "call __fentry__" at the start of every
  * traceable function (at +4 after endbr64 with IBT).  Sorted at build time
  * (scripts/sorttable) and binary-searched by ftrace; slots of functions the build
- * dropped are zeroed (filler).  ftrace turns each call into a nop5 at boot.
+ * dropped are zeroed (filler).  ftrace turns each call into a nop5 at boot, and only
+ * after checking that the call is there (ftrace_verify_code(): ftrace_bug() otherwise),
+ * so a nop5 in the file is a violation too.
  */
 #include <string.h>
 
@@ -34,10 +36,9 @@ static void mcount_loc_check(struct kmeta_table *t, const struct kmeta_entry *e,
 	    !(e->site == func->addr + 4 && start && !memcmp(start, endbr64, 4)))
 		check_report(c, e->site, "fentry call is not at the function's start "
 			     "(or right after its endbr64)");
-	if (p && !memcmp(p, nop5, 5))
-		return;
 	if (!read_rel32_branch(t->img, e->site, &b) || b.opcode != 0xe8 || b.prefixed) {
-		check_report(c, e->site, "expected call __fentry__ or a nop5");
+		check_report(c, e->site, "expected call __fentry__ (e8 rel32)%s",
+			     p && !memcmp(p, nop5, 5) ? ": a nop5 makes ftrace_bug() at boot" : "");
 		return;
 	}
 	name = sym_name_at(t->img, b.target);

@@ -72,6 +72,13 @@ static int orc_locate(struct kmeta_table *t)
 		       (unsigned long long)nr_ip, (unsigned long long)nr_orc);
 		return -EINVAL;
 	}
+	/* orc_read() reads entries by address, like every table */
+	if (nr_ip && (!kmeta_bytes_at(img, ip_sec->addr, ip_sec->size) ||
+		      !kmeta_bytes_at(img, orc_sec->addr, orc_sec->size))) {
+		pr_err(img->path, "orc: .orc_unwind_ip or .orc_unwind is not an allocated "
+		       "section with contents at its address");
+		return -EINVAL;
+	}
 	priv = t->priv = xcalloc(1, sizeof(*priv));
 	priv->ip_start = ip_sec->addr;
 	priv->orc_start = orc_sec->addr;
@@ -84,6 +91,12 @@ static int orc_locate(struct kmeta_table *t)
 	t->nr_slots = nr_ip;
 	t->present = true;
 	return 0;
+}
+
+static bool orc_probe(struct kmeta_table *t)
+{
+	return kmeta_find_sec_by_name(t->img, ".orc_unwind_ip") &&
+	       kmeta_find_sec_by_name(t->img, ".orc_unwind");
 }
 
 static int orc_read(struct kmeta_table *t, size_t idx, struct kmeta_entry *e)
@@ -198,6 +211,7 @@ const struct table_desc orc_table = {
 	.layouts = orc_layouts,
 	.nr_layouts = ARRAY_SIZE(orc_layouts),
 	.sorted = true,
+	.probe = orc_probe,
 	.locate = orc_locate,
 	.read = orc_read,
 	.format = orc_format,

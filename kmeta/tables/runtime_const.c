@@ -56,6 +56,16 @@ static int runtime_const_locate(struct kmeta_table *t)
 	return 0;
 }
 
+static bool runtime_const_probe(struct kmeta_table *t)
+{
+	struct kmeta_image *img = t->img;
+
+	for (size_t i = 1; !img->is_module && i < img->nr_syms; i++)
+		if (!strncmp(img->syms[i].name, "__start_runtime_", 16))
+			return true;
+	return false;
+}
+
 static bool is_shift(const struct kmeta_table *t, const struct kmeta_entry *e)
 {
 	return !strncmp(t->ranges[e->range].name, "runtime_shift_", 14);
@@ -89,6 +99,7 @@ const struct table_desc runtime_const_table = {
 	.name = "runtime_const",
 	.layouts = runtime_const_layouts,
 	.nr_layouts = 1,
+	.probe = runtime_const_probe,
 	.locate = runtime_const_locate,
 	.check = runtime_const_check,
 };

@@ -7,6 +7,10 @@
  *   labtool tcp BYTES  a child sends BYTES over a loopback TCP connection; the
  *                      checksums on both sides agree
  *   labtool udp N      N datagrams sent to a loopback UDP echo child come back
+ *   labtool profile-start, labtool profile-stop
+ *                      execute the marker nops that switch kbolt's QEMU plugin on and
+ *                      off (kbolt/record/qemu_plugin.c): "nopl 0x3153424b(%rax)" and
+ *                      "nopl 0x3053424b(%rax)", "KBS1" and "KBS0" in their bytes
  * Exit 0 when every check holds; failures are printed as "# ..." lines.  Raw syscall()s:
  * the compiler must not see (and warn about) the deliberately bad buffers.
  */
@@ -14,6 +18,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +213,14 @@ static int udp(int count)
 	return echoed != count;
 }
 
+static void profile_marker(bool start)
+{
+	if (start)
+		asm volatile(".byte 0x0f, 0x1f, 0x80, 0x4b, 0x42, 0x53, 0x31");
+	else
+		asm volatile(".byte 0x0f, 0x1f, 0x80, 0x4b, 0x42, 0x53, 0x30");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "efault"))
@@ -218,6 +231,11 @@ int main(int argc, char **argv)
 		return tcp(atol(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "udp"))
 		return udp(atoi(argv[2]));
-	fprintf(stderr, "usage: labtool efault | mmap FILE | tcp BYTES | udp COUNT\n");
+	if (argc == 2 && !strncmp(argv[1], "profile-", 8)) {
+		profile_marker(!strcmp(argv[1], "profile-start"));
+		return 0;
+	}
+	fprintf(stderr, "usage: labtool efault | mmap FILE | tcp BYTES | udp COUNT |"
+		" profile-start | profile-stop\n");
 	return 2;
 }

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Does a profile describe this kernel?  Every recorded transfer is checked against the
+ * static decoding of the image: a fall-through leaves an instruction that can fall
+ * through and reaches the next one; a taken jcc/jmp/call leaves such an instruction and
+ * reaches its encoded target; a ret leaves a ret; an indirect transfer an indirect
+ * branch.  Sites the kernel patches at boot (alternatives, paravirt, jump labels,
+ * static calls, retpolines, return thunks, call-depth thunks, fentry) run other code
+ * than the file holds: they are counted apart, as are addresses outside the image
+ * (module, BPF and ftrace trampoline code).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kmeta/table.h"
+#include "check_profile.h"
+
+extern const struct table_desc jump_table_table, static_call_sites_table,
+	retpoline_sites_table, return_sites_table, call_sites_table, mcount_loc_table;
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct kmeta_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Sites the kernel rewrites at boot: every range, sorted (may overlap) */
+static int patched_ranges(struct kmeta_image *img, struct kmeta_range **out, size_t *nr)
+{
+	static const struct table_desc *const point_tables[] = {
+		&jump_table_table, &static_call_sites_table, &retpoline_sites_table,
+		&return_sites_table, &call_sites_table, &mcount_loc_table,
+	};
+	const struct kmeta_range *sites;
+	size_t nr_sites, cap = 0;
+
+	if (kmeta_patch_sites(img, &sites, &nr_sites))
+		return -1;
+	*nr = 0;
+	*out = NULL;
+	GROW(*out, cap, nr_sites);
+	memcpy(*out, sites, nr_sites * sizeof(**out));
+	*nr = nr_sites;
+	for (size_t t = 0; t < ARRAY_SIZE(point_tables); t++) {
+		struct kmeta_table *tab = table_get(img, point_tables[t]);
+		struct kmeta_entry e;
+
+		if (!tab)
+			return -1;
+		for (size_t i = 0; tab->present && i < tab->nr_slots; i++) {
+			if (table_read_entry(tab, i, &e))
+				return -1;
+			if (e.filler)
+				continue;
+			GROW(*out, cap, *nr + 1);
+			/* the longest such site: cs-prefixed jcc32 to a retpoline thunk */
+			(*out)[(*nr)++] = (struct kmeta_range){ e.site, e.site + 7 };
+		}
+	}
+	sort_array(*out, *nr, sizeof(**out), cmp_range);
+	return 0;
+}
+
+static bool in_ranges(const struct kmeta_range *r, size_t nr, uint64_t addr)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {	/* first range starting after addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges are short (<= 255 bytes): a few steps back cover overlaps */
+	for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++)
+		if (addr < r[i].end)
+			return true;
+	return false;
+}
+
+/* NULL if the edge agrees with the instruction at its source, else why not */
+static const char *edge_mismatch(const struct prof_edge *e, const struct kmeta_insn *in)
+{
+	static const unsigned char want[PK_NR] = {
+		[PK_JCC] = KI_JCC, [PK_JMP] = KI_JMP, [PK_CALL] = KI_CALL, [PK_RET] = KI_RET,
+		[PK_IJMP] = KI_IJMP, [PK_ICALL] = KI_ICALL,
+	};
+
+	switch (e->kind) {
+	case PK_FALLTHROUGH:
+		if (kmeta_insn_ends_flow(in))
+			return "fall-through from an instruction that cannot fall through";
+		return e->to == in->addr + in->len ? NULL :
+		       "fall-through does not reach the next instruction";
+	case PK_INT:
+	case PK_OTHER:
+		return NULL;
+	default:
+		if (in->kind != want[e->kind])
+			return "the source instruction is not a branch of that kind";
+		if ((in->kind == KI_JCC || in->kind == KI_JMP || in->kind == KI_CALL) &&
+		    in->target != e->to)
+			return "the target differs from the branch's encoded target";
+		return NULL;
+	}
+}
+
+int profile_check(struct kmeta_image *img, const struct prof *p, struct profile_check *res,
+		  void (*report)(struct kmeta_image *img, const struct prof_edge *e,
+				 const char *why, void *arg), void *arg)
+{
+	struct kmeta_range *patched;
+	size_t nr_patched;
+
+	memset(res, 0, sizeof(*res));
+	if (patched_ranges(img, &patched, &nr_patched))
+		return -1;
+	for (size_t i = 0; i < p->nr_edges; i++) {
+		const struct prof_edge *e = &p->edges[i];
+		struct kmeta_insn in;
+		const char *why;
+
+		res->records++;
+		res->weight += e->count;
+		res->by_kind[e->kind]++;
+		if (!kmeta_is_text_addr(img, e->from) || !kmeta_is_text_addr(img, e->to)) {
+			res->outside++;
+			continue;
+		}
+		if (in_ranges(patched, nr_patched, e->from)) {
+			res->patched++;
+			continue;
+		}
+		why = kmeta_insn_decode(img, e->from, &in) ? "not an instruction" :
+		      edge_mismatch(e, &in);
+		if (!why) {
+			res->agree++;
+			continue;
+		}
+		res->disagree++;
+		res->disagree_weight += e->count;
+		if (report)
+			report(img, e, why, arg);
+	}
+	free(patched);
+	return 0;
+}

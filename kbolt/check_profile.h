@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KBOLT_CHECK_PROFILE_H
+#define KBOLT_CHECK_PROFILE_H
+
+#include "../kmeta/kmeta.h"
+#include "profile.h"
+
+struct profile_check {
+	size_t records;
+	size_t by_kind[PK_NR];
+	size_t agree;		/* the decoding confirms them */
+	size_t patched;		/* from a site the kernel rewrites at boot */
+	size_t outside;		/* an end outside the image's code */
+	size_t disagree;
+	uint64_t weight, disagree_weight;
+};
+
+/* Check every edge of p against img; report() is called for each disagreement. */
+int profile_check(struct kmeta_image *img, const struct prof *p, struct profile_check *res,
+		  void (*report)(struct kmeta_image *img, const struct prof_edge *e,
+				 const char *why, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Profiles: control-flow edges of a kernel with counts, read from one of several formats
+ * behind one ops struct (as pahole's debug_fmt_ops): kbolt's own (prof_kbolt.c) so far.
+ */
+#ifndef KBOLT_PROFILE_H
+#define KBOLT_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum prof_kind {
+	PK_FALLTHROUGH, PK_JCC, PK_JMP, PK_CALL, PK_RET, PK_IJMP, PK_ICALL, PK_INT, PK_OTHER,
+	PK_NR
+};
+
+struct prof_edge {
+	uint64_t from;		/* address of the instruction the transfer leaves */
+	uint64_t to;		/* address of the instruction it reaches */
+	uint64_t count;
+	unsigned char kind;	/* enum prof_kind */
+};
+
+struct prof {
+	char *path;
+	const struct prof_format *fmt;
+	char build_id[128];	/* hex, "" if the format has none */
+	char release[128];
+	char recorder[64];
+	struct prof_edge *edges;
+	size_t nr_edges, cap;
+};
+
+struct prof_format {
+	const char *name;
+	/* does the file start like this format? */
+	bool (*probe)(const char *first_line);
+	/* read the whole stream; 0 or a negative errno after reporting "path:line: ..." */
+	int (*read)(struct prof *p, FILE *f);
+};
+
+extern const struct prof_format prof_format_kbolt;
+
+const char *prof_kind_name(unsigned int kind);
+int prof_kind_from_name(const char *name);
+void prof_add_edge(struct prof *p, uint64_t from, uint64_t to, uint64_t count, unsigned int kind);
+/* Read path in whichever known format it is; NULL after reporting. */
+struct prof *prof_read(const char *path);
+void prof_free(struct prof *p);
+
+#endif

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbolt's QEMU TCG plugin: exact edge profiles of kernel code, with no hardware help.
+ *
+ * Every translated block (TB) gets an execution callback.  Per vCPU the plugin keeps
+ * the TB that ran last; when the next one starts, the pair is one control transfer:
+ * a fall-through when the new TB starts where the last one ended and its last
+ * instruction could fall through, otherwise a taken branch from the last instruction,
+ * of the kind that instruction is (jcc, jmp, call, ret, indirect jmp/call), or an
+ * asynchronous transfer ("int": interrupt, exception, fault) when that instruction
+ * cannot branch there.  Only transfers between two kernel addresses are counted, and
+ * only while profiling is on: from start to exit with boot=on, else between the start
+ * and stop markers a user program executes (the 7-byte nops "nopl 0x3153424b(%rax)"
+ * and "nopl 0x3053424b(%rax)", see scripts/lab/labtool.c).
+ *
+ * QEMU quirks handled: a rep-prefixed string instruction ends its TB and each further
+ * iteration re-runs a TB that starts at the same instruction, and an instruction that
+ * crosses a page boundary is re-run in a TB of its own (continuations, not edges); a
+ * TB that ends because of the instruction limit or a page boundary falls through into
+ * the next one (recorded as a fall-through; kbolt joins them).  TCG takes interrupts
+ * between TBs: a transfer a TB's last instruction cannot make is recorded as "int".  A
+ * fault in the middle of a TB is attributed to the TB's last instruction, as "int".
+ *
+ * Written for QEMU 7.2's plugin API, version 1.  Debian ships no qemu-plugin.h, so the
+ * few types and functions used are declared below, as that version defines them.
+ *
+ * Arguments: out=FILE (required), buildid=HEX, release=STRING (copied into the header
+ * so kbolt can refuse a profile of another kernel), boot=on (profile from the start).
+ * Output: the kbolt profile format, Documentation/profile-format.rst.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- QEMU 7.2 plugin API, version 1 (include/qemu/qemu-plugin.h) ---- */
+typedef uint64_t qemu_plugin_id_t;
+typedef struct {
+	const char *target_name;
+	struct { int min, cur; } version;
+	bool system_emulation;
+	union {
+		struct { int smp_vcpus, max_vcpus; } system;
+	};
+} qemu_info_t;
+struct qemu_plugin_tb;
+struct qemu_plugin_insn;
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_CB_R_REGS,
+			    QEMU_PLUGIN_CB_RW_REGS };
+typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
+typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
+typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin_vcpu_udata_cb_t cb,
+					  enum qemu_plugin_cb_flags flags, void *userdata);
+void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
+					    qemu_plugin_vcpu_udata_cb_t cb,
+					    enum qemu_plugin_cb_flags flags, void *userdata);
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+void qemu_plugin_outs(const char *string);
+#define QEMU_PLUGIN_EXPORT __attribute__((visibility("default")))
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = 1;
+/* ---- end of the QEMU API ---- */
+
+/* x86-64 kernel addresses: the upper half */
+#define KERNEL_MIN 0xffff800000000000ULL
+
+enum kind { K_NONE, K_JCC, K_JMP, K_CALL, K_RET, K_IJMP, K_ICALL, K_INT, K_OTHER_BRANCH };
+static const char *const kind_names[] = {
+	"ft", "jcc", "jmp", "call", "ret", "ijmp", "icall", "int", "other",
+};
+
+struct tb_info {
+	uint64_t start, last, end;	/* first insn, last insn, address after it */
+	uint64_t target;		/* of a direct jcc/jmp/call ending the TB, else 0 */
+	unsigned char kind;		/* of the last instruction */
+	bool kernel;
+};
+
+struct edge {
+	uint64_t from, to, count;
+	unsigned char kind;		/* K_NONE: a fall-through */
+};
+
+/* Per vCPU: the last TB, and an open-addressing table of edges, merged at exit */
+struct vcpu {
+	const struct tb_info *last;
+	struct edge *edges;
+	size_t nr, mask;
+} __attribute__((aligned(64)));
+
+static struct vcpu *vcpus;
+static int nr_vcpus;
+static volatile bool active;
+static const char *out_path, *build_id = "", *release = "";
+
+static const unsigned char start_marker[] = { 0x0f, 0x1f, 0x80, 'K', 'B', 'S', '1' };
+static const unsigned char stop_marker[] = { 0x0f, 0x1f, 0x80, 'K', 'B', 'S', '0' };
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (!p) {
+		qemu_plugin_outs("kbolt plugin: out of memory\n");
+		abort();
+	}
+	return p;
+}
+
+static bool is_legacy_prefix(unsigned char b)
+{
+	switch (b) {
+	case 0x66: case 0x67: case 0x2e: case 0x3e: case 0x26: case 0x64: case 0x65:
+	case 0x36: case 0xf0: case 0xf2: case 0xf3:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The kind of control transfer an instruction makes, from its opcode bytes.  The
+ * plugin runs inside QEMU and needs only this much of x86: it stays free of capstone.
+ */
+static enum kind classify(const unsigned char *p, size_t n, uint64_t addr, uint64_t *target)
+{
+	size_t i = 0;
+
+	*target = 0;
+	/* direct branches end in their rel8/rel32: the target is the end plus it */
+	if (n >= 2 && ((p[n - 2] & 0xf0) == 0x70 || p[n - 2] == 0xeb || p[n - 2] == 0xe3))
+		*target = addr + n + (int8_t)p[n - 1];
+	if (n >= 5 && (p[n - 5] == 0xe8 || p[n - 5] == 0xe9 ||
+		       (n >= 6 && p[n - 6] == 0x0f && (p[n - 5] & 0xf0) == 0x80)))
+		*target = addr + n + (int32_t)(p[n - 4] | p[n - 3] << 8 | p[n - 2] << 16 |
+					       (uint32_t)p[n - 1] << 24);
+
+	while (i < n && is_legacy_prefix(p[i]))
+		i++;
+	if (i < n && (p[i] & 0xf0) == 0x40)	/* REX */
+		i++;
+	if (i >= n)
+		return K_NONE;
+	switch (p[i]) {
+	case 0x70 ... 0x7f: case 0xe0 ... 0xe3:
+		return K_JCC;
+	case 0xeb: case 0xe9:
+		return K_JMP;
+	case 0xe8:
+		return K_CALL;
+	case 0xc3: case 0xc2: case 0xcb: case 0xca:
+		return K_RET;
+	case 0xcf:	/* iret: the end of an interrupt or exception */
+		return K_OTHER_BRANCH;
+	case 0xcc: case 0xcd:
+		return K_OTHER_BRANCH;
+	case 0xff:
+		if (i + 1 >= n)
+			return K_NONE;
+		switch ((p[i + 1] >> 3) & 7) {
+		case 2: case 3: return K_ICALL;
+		case 4: case 5: return K_IJMP;
+		}
+		return K_NONE;
+	case 0x0f:
+		if (i + 1 >= n)
+			return K_NONE;
+		if ((p[i + 1] & 0xf0) == 0x80)
+			return K_JCC;
+		if (p[i + 1] == 0x05 || p[i + 1] == 0x07 || p[i + 1] == 0x0b)
+			return K_OTHER_BRANCH;	/* syscall, sysret, ud2 */
+		return K_NONE;
+	}
+	return K_NONE;
+}
+
+static uint64_t hash(uint64_t from, uint64_t to, unsigned char kind)
+{
+	uint64_t h = from * 0x9e3779b97f4a7c15ULL ^ (to + kind) * 0xc2b2ae3d27d4eb4fULL;
+
+	return h ^ (h >> 29);
+}
+
+static void grow(struct vcpu *v)
+{
+	struct edge *old = v->edges;
+	size_t old_size = v->mask + 1;
+
+	v->mask = v->edges ? 2 * old_size - 1 : 4095;
+	v->edges = xcalloc(v->mask + 1, sizeof(*v->edges));
+	v->nr = 0;
+	for (size_t i = 0; old && i < old_size; i++) {
+		if (!old[i].count)
+			continue;
+		size_t h = hash(old[i].from, old[i].to, old[i].kind) & v->mask;
+
+		while (v->edges[h].count)
+			h = (h + 1) & v->mask;
+		v->edges[h] = old[i];
+		v->nr++;
+	}
+	free(old);
+}
+
+static void count_edge(struct vcpu *v, uint64_t from, uint64_t to, unsigned char kind)
+{
+	size_t h;
+
+	if (!v->edges || 2 * (v->nr + 1) > v->mask)
+		grow(v);
+	h = hash(from, to, kind) & v->mask;
+	while (v->edges[h].count) {
+		struct edge *e = &v->edges[h];
+
+		if (e->from == from && e->to == to && e->kind == kind) {
+			e->count++;
+			return;
+		}
+		h = (h + 1) & v->mask;
+	}
+	v->edges[h] = (struct edge){ from, to, 1, kind };
+	v->nr++;
+}
+
+static void record(struct vcpu *v, const struct tb_info *prev, const struct tb_info *cur)
+{
+	enum kind k = prev->kind;
+
+	/*
+	 * The same instruction again, not a branch to itself: the next iteration of a rep
+	 * string instruction, or an instruction QEMU re-ran in a TB of its own (one that
+	 * crosses a page boundary is retranslated alone).  A continuation, not an edge.
+	 */
+	if (cur->start == prev->last && prev->target != cur->start)
+		return;
+	if (cur->start == prev->end && (k == K_NONE || k == K_JCC)) {
+		count_edge(v, prev->last, cur->start, K_NONE);
+		return;
+	}
+	/*
+	 * TCG delivers interrupts between TBs: a transfer to neither the fall-through nor
+	 * the encoded target of a direct branch is one.  (The branch it interrupted is
+	 * then seen as "other" from the iret: each interrupt costs that edge one count.)
+	 */
+	if (k == K_NONE || (prev->target && cur->start != prev->target))
+		k = K_INT;
+	count_edge(v, prev->last, cur->start, k);
+}
+
+static void tb_exec(unsigned int cpu, void *udata)
+{
+	const struct tb_info *cur = udata;
+	struct vcpu *v = &vcpus[cpu < (unsigned int)nr_vcpus ? cpu : 0];
+
+	if (active && v->last && v->last->kernel && cur->kernel)
+		record(v, v->last, cur);
+	v->last = cur;
+}
+
+static void marker_exec(unsigned int cpu, void *udata)
+{
+	active = udata != NULL;
+	vcpus[cpu < (unsigned int)nr_vcpus ? cpu : 0].last = NULL;
+}
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	struct qemu_plugin_insn *last;
+	struct tb_info *info;
+
+	if (!n)
+		return;
+	/* one tb_info per translation: QEMU keeps no plugin data we could free with it */
+	info = xcalloc(1, sizeof(*info));
+	last = qemu_plugin_tb_get_insn(tb, n - 1);
+	info->start = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0));
+	info->last = qemu_plugin_insn_vaddr(last);
+	info->end = info->last + qemu_plugin_insn_size(last);
+	info->kind = classify(qemu_plugin_insn_data(last), qemu_plugin_insn_size(last),
+			      info->last, &info->target);
+	if (info->kind != K_JCC && info->kind != K_JMP && info->kind != K_CALL)
+		info->target = 0;
+	info->kernel = info->start >= KERNEL_MIN;
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS, info);
+	if (info->kernel)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		const void *data = qemu_plugin_insn_data(insn);
+
+		if (qemu_plugin_insn_size(insn) != sizeof(start_marker))
+			continue;
+		if (!memcmp(data, start_marker, sizeof(start_marker)))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker_exec,
+							       QEMU_PLUGIN_CB_NO_REGS, (void *)1);
+		else if (!memcmp(data, stop_marker, sizeof(stop_marker)))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker_exec,
+							       QEMU_PLUGIN_CB_NO_REGS, NULL);
+	}
+}
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	if (x->to != y->to)
+		return x->to < y->to ? -1 : 1;
+	return (int)x->kind - (int)y->kind;
+}
+
+/* All vCPUs' edges in one sorted array, equal edges summed */
+static struct edge *merge(size_t *nr)
+{
+	size_t total = 0, k = 0, out = 0;
+	struct edge *all;
+
+	for (int c = 0; c < nr_vcpus; c++)
+		total += vcpus[c].nr;
+	all = xcalloc(total ? total : 1, sizeof(*all));
+	for (int c = 0; c < nr_vcpus; c++)
+		for (size_t i = 0; vcpus[c].edges && i <= vcpus[c].mask; i++)
+			if (vcpus[c].edges[i].count)
+				all[k++] = vcpus[c].edges[i];
+	qsort(all, k, sizeof(*all), cmp_edge);
+	for (size_t i = 0; i < k; i++) {
+		if (out && !cmp_edge(&all[out - 1], &all[i]))
+			all[out - 1].count += all[i].count;
+		else
+			all[out++] = all[i];
+	}
+	*nr = out;
+	return all;
+}
+
+static void write_profile(qemu_plugin_id_t id, void *udata)
+{
+	char *tmp = malloc(strlen(out_path) + 8);
+	size_t nr;
+	struct edge *e = merge(&nr);
+	FILE *f;
+
+	sprintf(tmp, "%s.tmp", out_path);
+	f = fopen(tmp, "w");
+	if (!f) {
+		qemu_plugin_outs("kbolt plugin: cannot write the profile\n");
+		return;
+	}
+	fprintf(f, "# kbolt profile: exact kernel edges from the QEMU TCG plugin\n");
+	fprintf(f, "kbolt-profile 1\nbuild-id %s\nrelease %s\nrecorder qemu-tcg\n",
+		build_id[0] ? build_id : "-", release[0] ? release : "-");
+	for (size_t i = 0; i < nr; i++) {
+		if (e[i].kind == K_NONE)
+			fprintf(f, "F %" PRIx64 " %" PRIx64 " %" PRIu64 "\n", e[i].from, e[i].to,
+				e[i].count);
+		else
+			fprintf(f, "B %" PRIx64 " %" PRIx64 " %" PRIu64 " %s\n", e[i].from, e[i].to,
+				e[i].count, kind_names[e[i].kind]);
+	}
+	/* rename only a complete profile into place */
+	if (fclose(f) == 0)
+		rename(tmp, out_path);
+	free(tmp);
+	free(e);
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		if (!strncmp(argv[i], "out=", 4))
+			out_path = argv[i] + 4;
+		else if (!strncmp(argv[i], "buildid=", 8))
+			build_id = argv[i] + 8;
+		else if (!strncmp(argv[i], "release=", 8))
+			release = argv[i] + 8;
+		else if (!strcmp(argv[i], "boot=on"))
+			active = true;
+		else if (strcmp(argv[i], "boot=off")) {
+			fprintf(stderr, "kbolt plugin: unknown argument '%s'\n", argv[i]);
+			return -1;
+		}
+	}
+	if (!out_path || !info->system_emulation) {
+		fprintf(stderr, "kbolt plugin: needs out=FILE and system emulation\n");
+		return -1;
+	}
+	nr_vcpus = info->system.max_vcpus > 0 ? info->system.max_vcpus : 1;
+	vcpus = xcalloc(nr_vcpus, sizeof(*vcpus));
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	qemu_plugin_register_atexit_cb(id, write_profile, NULL);
+	return 0;
+}
