@@ -149,6 +149,7 @@ int main(int argc, char **argv)
 	int c, found = -1;
 
 	msg_tool = "kbolt";
+	opterr = 0;	/* our own messages, in the tool's format */
 	while ((c = getopt_long(argc, argv, "jpfhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p': o.pretty = true; /* fall through */
@@ -156,7 +157,9 @@ int main(int argc, char **argv)
 		case 'f': o.force = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("kbolt %s\n", KBOLT_VERSION_STRING); return 0;
-		default: return 2;
+		default:
+			pr_err(NULL, "unknown option '%s'; try 'kbolt --help'", argv[optind - 1]);
+			return 2;
 		}
 	}
 	if (optind >= argc) {

@@ -151,7 +151,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "jpm:r:d:vhV", longopts, NULL)) != -1) {
+	opterr = 0;	/* our own messages, in the tool's format */
+	while ((c = getopt_long(argc, argv, ":jpm:r:d:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p': o->pretty = true; /* fall through */
 		case 'j': o->json = true; break;
@@ -166,7 +167,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("kmeta %s\n", KMETA_VERSION_STRING); exit(0);
-		default: return 2;
+		case ':':
+			pr_err(NULL, "option '%s' needs an argument; try 'kmeta --help'",
+			       argv[optind - 1]);
+			return 2;
+		default:
+			pr_err(NULL, "unknown option '%s'; try 'kmeta --help'", argv[optind - 1]);
+			return 2;
 		}
 	}
 	return 0;

@@ -5,7 +5,6 @@
 # deterministic mode; and the lab's failure detection works: a failing guest test, a
 # kernel panic and a timeout each make scripts/vmtest fail.
 . "$(dirname "$0")/lib.sh"
-vmtest=$top/scripts/vmtest
 
 case "${OUT:-.build/default}" in
 *san*)
@@ -20,21 +19,12 @@ if [ $have_kernels = 0 ]; then
 	exit 0
 fi
 
-boot() {	# boot DESCRIPTION ARGS...: vmtest must pass; its TAP count is reported
-	local d=$1 out
-	shift
-	if out=$("$vmtest" "$@" --log "$tmp/console" 2>&1); then
-		ok "$d ($(printf '%s\n' "$out" | grep -c '^ok ') guest tests)"
-	else
-		fail "$d" "$(printf '%s\n' "$out" | grep -v '^ok ' | tail -n 25)"
-	fi
-}
 
-boot "Debian 6.1 vmlinux (PVH): all workloads, clean console" \
+vm_boot "Debian 6.1 vmlinux (PVH): all workloads, clean console" \
 	--kernel "$VMLINUX_61" --workload all
-boot "Debian 6.12 vmlinux (PVH): all workloads, clean console" \
+vm_boot "Debian 6.12 vmlinux (PVH): all workloads, clean console" \
 	--kernel "$VMLINUX_612" --workload all
-boot "Debian 6.1 in deterministic mode (icount, fixed seed and clock)" \
+vm_boot "Debian 6.1 in deterministic mode (icount, fixed seed and clock)" \
 	--kernel "$VMLINUX_61" --workload proc --workload files --deterministic
 
 # An exact edge profile of the workloads through kbolt's QEMU plugin, checked against
@@ -44,7 +34,7 @@ KBOLT=${KBOLT:-$top/kbolt/kbolt}
 for k in 61 612; do
 	v=VMLINUX_$k
 	prof=$tmp/$k.prof
-	boot "profile recorded on ${k/6/6.} (proc, net)" --kernel "${!v}" --workload proc \
+	vm_boot "profile recorded on ${k/6/6.} (proc, net)" --kernel "${!v}" --workload proc \
 		--workload net --record-profile "$prof"
 	check_match "${k/6/6.}: profile header names the kernel's build-id" \
 		"^build-id $(readelf -n "${!v}" | sed -n 's/.*Build ID: *//p')\$" "$(head -n 5 "$prof")"
@@ -63,18 +53,18 @@ out=$("$KBOLT" check-profile "$VMLINUX_612" "$tmp/61.prof" 2>&1); rc=$?
 check_eq "a profile of another kernel is refused" 1 "$rc"
 check_match "... naming both build-ids" "recorded on build-id .* but .* has build-id" "$out"
 
-out=$("$vmtest" --kernel "$VMLINUX_61" --workload selftest-fail --log "$tmp/c" 2>&1); rc=$?
+out=$("$VMTEST" --kernel "$VMLINUX_61" --workload selftest-fail --log "$tmp/c" 2>&1); rc=$?
 check_eq "a failing guest test fails the run" 1 "$rc"
 check_match "... and says so" "FAIL: 1 guest tests failed" "$out"
-out=$("$vmtest" --kernel "$VMLINUX_61" --append rdinit=/nonexistent --timeout 120 \
+out=$("$VMTEST" --kernel "$VMLINUX_61" --append rdinit=/nonexistent --timeout 120 \
 	--log "$tmp/c" 2>&1); rc=$?
 check_eq "a kernel panic fails the run" 1 "$rc"
 check_match "... and the panic is shown" "Kernel panic - not syncing" "$out"
-out=$("$vmtest" --kernel "$VMLINUX_61" --workload all --timeout 1 --log "$tmp/c" 2>&1); rc=$?
+out=$("$VMTEST" --kernel "$VMLINUX_61" --workload all --timeout 1 --log "$tmp/c" 2>&1); rc=$?
 check_eq "a timeout fails the run" 1 "$rc"
 check_match "... and says so" "FAIL: timeout after 1s" "$out"
 check_eq "an unknown workload is a usage error" 2 \
-	"$("$vmtest" --kernel "$VMLINUX_61" --workload nosuch >/dev/null 2>&1; echo $?)"
+	"$("$VMTEST" --kernel "$VMLINUX_61" --workload nosuch >/dev/null 2>&1; echo $?)"
 check_eq "--kaslr with a vmlinux is a usage error" 2 \
-	"$("$vmtest" --kernel "$VMLINUX_61" --kaslr >/dev/null 2>&1; echo $?)"
+	"$("$VMTEST" --kernel "$VMLINUX_61" --kaslr >/dev/null 2>&1; echo $?)"
 done_testing

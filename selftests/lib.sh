@@ -62,6 +62,17 @@ need_kernels() {	# sets have_kernels; tests on real kernels skip with a reason w
 	fi
 }
 
+VMTEST=$top/scripts/vmtest
+vm_boot() {	# vm_boot DESCRIPTION VMTEST-ARGS...: the boot must pass; the console stays in $tmp/console
+	local d=$1 out
+	shift
+	if out=$("$VMTEST" "$@" --log "$tmp/console" 2>&1); then
+		ok "$d ($(printf '%s\n' "$out" | grep -c '^ok ') guest tests)"
+	else
+		fail "$d" "$(printf '%s\n' "$out" | grep -v '^ok ' | tail -n 25)"
+	fi
+}
+
 done_testing() {
 	if [ "$_tap_skip" -gt 0 ]; then
 		echo "$_tap_pass passed, $_tap_fail failed, $_tap_skip skipped"
