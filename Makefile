@@ -60,7 +60,7 @@ KBOLT_SRCS := $(addprefix kbolt/, main.c profile.c prof_kbolt.c check_profile.c)
 KMETA_LIB := $(OUT)/libkmeta.a
 KBOLT_BIN := $(OUT)/kbolt/kbolt
 KMETA_BIN := $(OUT)/kmeta/kmeta
-MAN_PAGES := $(OUT)/man/kmeta.1
+MAN_PAGES := $(OUT)/man/kmeta.1 $(OUT)/man/kbolt.1
 
 QEMU_PLUGIN := $(OUT)/kbolt/kbolt-qemu-plugin.so
 

@@ -57,11 +57,28 @@ static void report_edge(struct kmeta_image *img, const struct prof_edge *e, cons
 	       kmeta_addr_str(img, e->to, to, sizeof(to)), prof_kind_name(e->kind), e->count, why);
 }
 
+/* Without a build-id on either side, the release must match */
+static int same_release(struct kmeta_image *img, const struct prof *p, bool force)
+{
+	if (!p->release[0] || !img->release[0] || !strcmp(p->release, img->release))
+		return 0;
+	if (force) {
+		pr_warn(p->path, "recorded on release %s, not %s's %s (--force)", p->release,
+			img->path, img->release);
+		return 0;
+	}
+	pr_err(p->path, "recorded on release %s, but %s is release %s: a profile of another "
+	       "kernel (--force uses it anyway)", p->release, img->path, img->release);
+	return -1;
+}
+
 static int same_kernel(struct kmeta_image *img, const struct prof *p, bool force)
 {
 	char id[128] = "";
 
-	if (kmeta_build_id(img, id, sizeof(id)) || !p->build_id[0] || !strcmp(id, p->build_id))
+	if (kmeta_build_id(img, id, sizeof(id)) || !p->build_id[0])
+		return same_release(img, p, force);
+	if (!strcmp(id, p->build_id))
 		return 0;
 	if (force) {
 		pr_warn(p->path, "recorded on build-id %s, not %s's %s (--force)", p->build_id,
@@ -166,7 +183,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cmds) && argv[optind][0]; i++) {
 		if (strncmp(cmds[i].name, argv[optind], strlen(argv[optind])))
 			continue;
 		if (found >= 0) {

@@ -40,7 +40,7 @@ for k in 61 612; do
 		"^build-id $(readelf -n "${!v}" | sed -n 's/.*Build ID: *//p')\$" "$(head -n 5 "$prof")"
 	j=$("$KBOLT" check-profile -j "${!v}" "$prof" 2>/dev/null | tail -n 1)
 	# a transfer TCG splits oddly (an instruction across a page) may still disagree:
-	# allow one in 100000 of the weight, no more
+	# allow one record in 1000, no more
 	verdict=$(printf '%s' "$j" | /usr/bin/python3 -c '
 import json, sys
 r = json.load(sys.stdin)

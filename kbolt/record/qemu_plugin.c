@@ -111,7 +111,7 @@ static void *xcalloc(size_t n, size_t size)
 	void *p = calloc(n, size);
 
 	if (!p) {
-		qemu_plugin_outs("kbolt plugin: out of memory\n");
+		fprintf(stderr, "kbolt plugin: out of memory\n");
 		abort();
 	}
 	return p;
@@ -354,7 +354,10 @@ static void write_profile(qemu_plugin_id_t id, void *udata)
 	sprintf(tmp, "%s.tmp", out_path);
 	f = fopen(tmp, "w");
 	if (!f) {
-		qemu_plugin_outs("kbolt plugin: cannot write the profile\n");
+		/* stderr: qemu_plugin_outs() is silent without -d plugin */
+		fprintf(stderr, "kbolt plugin: %s: cannot write the profile\n", tmp);
+		free(tmp);
+		free(e);
 		return;
 	}
 	fprintf(f, "# kbolt profile: exact kernel edges from the QEMU TCG plugin\n");

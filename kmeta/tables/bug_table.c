@@ -40,8 +40,8 @@ static bool bug_table_format(struct kmeta_table *t, const struct kmeta_entry *e,
 		/* the name may run to the section's end without its NUL */
 		s = sec->data + (e->val[BUG_FILE] - sec->addr);
 		avail = sec->size - (e->val[BUG_FILE] - sec->addr);
-		snprintf(buf, size, "%.*s", (int)strnlen((const char *)s, avail < 200 ? avail : 200),
-			 (const char *)s);
+		n = strnlen((const char *)s, avail < 200 ? avail : 200);
+		snprintf(buf, size, "%.*s", (int)n, (const char *)s);
 		return true;
 	}
 	if (i != BUG_FLAGS)

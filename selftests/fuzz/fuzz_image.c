@@ -3,7 +3,8 @@
  * libFuzzer target for libkmeta: open the input as a kernel image from memory and, if it
  * opens, do what kmeta summary, dump and check do with it: locate every table, read
  * every slot, format every field (into a heap buffer of the commands' size, so that
- * AddressSanitizer sees any overrun) and check every entry.
+ * AddressSanitizer sees any overrun), look up the relocation at every slot, decode the
+ * instruction at every site and check every entry; and read the build-id.  Unlike the commands, it goes on to the next table after one fails.
  *
  * Besides the sanitizers, the target asserts the message convention the command line
  * relies on: a failure (open, locate) reports exactly one error, and a table that
@@ -61,10 +62,16 @@ static void report(struct check_ctx *c, uint64_t addr, const char *msg)
 
 static void format_entry(struct kmeta_table *t, const struct kmeta_entry *e, char *buf)
 {
+	struct kmeta_insn insn;
+
 	if (t->desc->format_entry)
 		t->desc->format_entry(t, e, buf, KMETA_ADDR_STR_SIZE);
 	kmeta_addr_str(t->img, e->site, buf, KMETA_ADDR_STR_SIZE);
 	table_site_area(t, e->site);
+	/* the relocation index (--emit-relocs vmlinux, modules), built on first use */
+	kmeta_find_reloc_at(t->img, e->addr);
+	/* kbolt's decoder, at the site */
+	kmeta_insn_decode(t->img, e->site, &insn);
 	for (unsigned int i = 0; i < TABLE_MAX_FIELDS && t->layout->fields[i].name; i++)
 		table_format_field(t, e, i, buf, KMETA_ADDR_STR_SIZE);
 }
@@ -115,6 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (nr_errors)
 		invariant_failed("kmeta_open_memory succeeded but reported an error");
+	kmeta_build_id(img, buf, KMETA_ADDR_STR_SIZE);
 	for (unsigned int i = 0; i < nr_table_descs; i++)
 		walk_table(img, table_descs[i], buf);
 	kmeta_close(img);

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Bad input gives one clear error naming the file (and the table where one is at fault)
+# and exit 1, from kmeta summary and kmeta check alike: not an ELF file, an empty file,
+# truncated ELF files (a small object, and the head of the real 6.1 vmlinux if fetched),
+# a 32-bit object, stripped images, tables whose size is not a multiple of their entry
+# size, a missing file, corrupt compressed modules.  Fixtures are built here, in $tmp.
+. "$(dirname "$0")/lib.sh"
+
+re_quote() {	# a string as an extended regex matching it literally
+	printf '%s' "$1" | sed 's/[][\.*^$+?(){}|/]/\\&/g'
+}
+
+expect_error() {	# expect_error NAME FILE REGEX: both commands exit 1, one error, matching
+	local name=$1 file=$2 re=$3 cmd rc
+	for cmd in summary check; do
+		"$KMETA" "$cmd" "$file" >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		check_eq "$name: $cmd exits 1" 1 "$rc"
+		check_eq "$name: $cmd prints one message" 1 "$(grep -c '' "$tmp/err")"
+		check_match "$name: $cmd names the file: $re" \
+			"^$(re_quote "$file"): error: kmeta: ($re)\$" "$(cat "$tmp/err")"
+	done
+}
+
+expect_ok() {	# expect_ok NAME FILE: the control case opens and checks clean
+	check "$1: summary succeeds" "$KMETA" summary "$2"
+	check "$1: check succeeds" "$KMETA" check "$2"
+}
+
+# A module, or with VMLINUX a vmlinux to link, with one smp_locks and one ex_table entry;
+# ODD_SMP_LOCKS and ODD_EX_TABLE leave 2 and 1 stray bytes, BIG pads .text to BIG bytes
+cat >"$tmp/fixture.S" <<'EOF'
+	.text
+	.globl	f
+	.type	f, @function
+f:
+.Llock:
+	lock incl x(%rip)
+.Lload:
+	movl	(%rdi), %eax
+.Lfixup:
+	ret
+	.size	f, . - f
+.ifdef BIG
+	.fill	BIG, 1, 0xcc
+.endif
+
+	.section .smp_locks, "a"
+__smp_locks:
+	.long	.Llock - .
+.ifdef ODD_SMP_LOCKS
+	.short	0
+.endif
+__smp_locks_end:
+
+	.section __ex_table, "a"
+__start___ex_table:
+	.long	.Lload - .
+	.long	.Lfixup - .
+	.long	3		/* EX_TYPE_UACCESS */
+.ifdef ODD_EX_TABLE
+	.byte	0
+.endif
+__stop___ex_table:
+
+	.data
+x:	.long	0
+
+.ifdef VMLINUX
+	.section .rodata, "a"
+	.globl	linux_banner
+	.type	linux_banner, @object
+linux_banner:
+	.asciz	"Linux version 6.1.0-test (bad-input) #1 SMP\n"
+	.size	linux_banner, . - linux_banner
+.else
+	.section .modinfo, "a"
+	.asciz	"vermagic=6.1.0-test SMP mod_unload modversions "
+.endif
+	.section .note.GNU-stack, "", @progbits
+EOF
+
+asm() {		# asm OUT [--defsym SYM=VAL...]: assemble the fixture
+	local o=$1
+	shift
+	as --64 "$@" -o "$o" "$tmp/fixture.S"
+}
+
+link() {	# link OUT OBJ: a vmlinux at the kernel's address, a few KB (-n: no page padding)
+	ld -n -e f -Ttext=0xffffffff81000000 --no-warn-rwx-segments -o "$1" "$2"
+}
+
+if ! asm "$tmp/good.o" || ! asm "$tmp/vm.o" --defsym VMLINUX=1 ||
+   ! link "$tmp/vmlinux" "$tmp/vm.o"; then
+	fail "assemble and link the fixture"
+	done_testing
+	exit 1
+fi
+expect_ok "control: the module" "$tmp/good.o"
+expect_ok "control: the vmlinux" "$tmp/vmlinux"
+
+# -- not an ELF file at all
+printf 'This is not an ELF file.\n' >"$tmp/text.ko"
+expect_error "text file" "$tmp/text.ko" "not an ELF file"
+: >"$tmp/empty.ko"
+expect_error "empty file" "$tmp/empty.ko" "not a regular, non-empty file"
+expect_error "missing file" "$tmp/missing.ko" "No such file or directory"
+
+# -- truncated: as puts the section headers at the end, and the object is ~130 KB
+asm "$tmp/big.o" --defsym BIG=131072
+head -c 4096 "$tmp/big.o" >"$tmp/big-4k.o"
+head -c 65536 "$tmp/big.o" >"$tmp/big-64k.o"
+head -c 40 "$tmp/big.o" >"$tmp/big-40.o"
+check_match "the object to truncate is over 64 KiB" '^[0-9]{6,}$' "$(stat -c %s "$tmp/big.o")"
+expect_error "object truncated to 4 KiB" "$tmp/big-4k.o" "no sections|.*truncated.*"
+expect_error "object truncated to 64 KiB" "$tmp/big-64k.o" "no sections|.*truncated.*"
+expect_error "object truncated inside the ELF header" "$tmp/big-40.o" \
+	"cannot read ELF: .*|.*truncated.*"
+if [ -s "$VMLINUX_61" ]; then
+	head -c $((4 << 20)) "$VMLINUX_61" >"$tmp/vmlinux-4m"
+	expect_error "6.1 vmlinux truncated to 4 MiB" "$tmp/vmlinux-4m" "no sections|.*truncated.*"
+else
+	skip "6.1 vmlinux truncated to 4 MiB" "$VMLINUX_61 not fetched (scripts/fetch-kernels)"
+fi
+
+# -- not what kmeta models
+printf '\t.text\n\tnop\n\tret\n' >"$tmp/x32.S"
+if as --32 -o "$tmp/x32.o" "$tmp/x32.S"; then
+	expect_error "32-bit object" "$tmp/x32.o" \
+		"not a 64-bit ELF file \\(kmeta handles x86-64 kernels only\\)"
+else
+	fail "as --32 assembles a 32-bit object"
+fi
+strip -o "$tmp/vmlinux-strip" "$tmp/vmlinux"
+objcopy --strip-all "$tmp/vmlinux" "$tmp/vmlinux-strip-all"
+for f in vmlinux-strip vmlinux-strip-all; do
+	expect_error "stripped vmlinux ($f)" "$tmp/$f" "no symbol table \\(a stripped image\\?\\).*"
+done
+
+# -- a table that is not a whole number of entries, found by section and by symbols
+asm "$tmp/odd-locks.o" --defsym ODD_SMP_LOCKS=1
+expect_error "module with a 6-byte .smp_locks" "$tmp/odd-locks.o" \
+	"smp_locks: \\.smp_locks is 6 bytes, not a multiple of the 4-byte entry"
+asm "$tmp/odd-ex.o" --defsym ODD_EX_TABLE=1
+expect_error "module with a 13-byte __ex_table" "$tmp/odd-ex.o" \
+	"ex_table: __ex_table is 13 bytes, not a multiple of the 12-byte entry"
+asm "$tmp/odd-vm.o" --defsym VMLINUX=1 --defsym ODD_SMP_LOCKS=1 &&
+	link "$tmp/vmlinux-odd-locks" "$tmp/odd-vm.o"
+expect_error "vmlinux with 6 bytes between __smp_locks and __smp_locks_end" \
+	"$tmp/vmlinux-odd-locks" \
+	"smp_locks: __smp_locks is 6 bytes, not a multiple of the 4-byte entry"
+
+# -- compressed modules: intact (control), corrupt in the middle, cut short
+xz -c "$tmp/good.o" >"$tmp/good.ko.xz"
+expect_ok "control: the module as .ko.xz" "$tmp/good.ko.xz"
+cp "$tmp/good.ko.xz" "$tmp/corrupt.ko.xz"
+printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' |
+	dd of="$tmp/corrupt.ko.xz" bs=1 seek=200 conv=notrunc 2>/dev/null
+expect_error "corrupt .ko.xz" "$tmp/corrupt.ko.xz" "xz: corrupt or truncated data.*"
+head -c 300 "$tmp/good.ko.xz" >"$tmp/short.ko.xz"
+expect_error "truncated .ko.xz" "$tmp/short.ko.xz" "xz: corrupt or truncated data.*"
+cp "$tmp/text.ko" "$tmp/text.ko.xz"
+expect_error "text file named .ko.xz" "$tmp/text.ko.xz" "xz: corrupt or truncated data.*"
+zstd -q -c "$tmp/good.o" >"$tmp/good.ko.zst"
+cp "$tmp/good.ko.zst" "$tmp/corrupt.ko.zst"
+printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' |
+	dd of="$tmp/corrupt.ko.zst" bs=1 seek=100 conv=notrunc 2>/dev/null
+expect_error "corrupt .ko.zst" "$tmp/corrupt.ko.zst" "zstd: .*"
+
+done_testing
