@@ -25,7 +25,10 @@
  * few types and functions used are declared below, as that version defines them.
  *
  * Arguments: out=FILE (required), buildid=HEX, release=STRING (copied into the header
- * so kbolt can refuse a profile of another kernel), boot=on (profile from the start).
+ * so kbolt can refuse a profile of another kernel), boot=on (profile from the start),
+ * entries=FILE (lines "START END" in hex: the interrupt and exception entry points;
+ * a transfer to one that is not a direct branch to it is an interrupt, whatever the
+ * last instruction was: this tells a ret or indirect jump from the interrupt after it).
  * Output: the kbolt profile format, Documentation/profile-format.rst.
  */
 #include <inttypes.h>
@@ -102,6 +105,10 @@ static struct vcpu *vcpus;
 static int nr_vcpus;
 static volatile bool active;
 static const char *out_path, *build_id = "", *release = "";
+
+/* Interrupt and exception entry ranges, sorted (entries=FILE) */
+static struct { uint64_t start, end; } *entries;
+static size_t nr_entries;
 
 static const unsigned char start_marker[] = { 0x0f, 0x1f, 0x80, 'K', 'B', 'S', '1' };
 static const unsigned char stop_marker[] = { 0x0f, 0x1f, 0x80, 'K', 'B', 'S', '0' };
@@ -231,6 +238,21 @@ static void count_edge(struct vcpu *v, uint64_t from, uint64_t to, unsigned char
 	v->nr++;
 }
 
+static bool is_entry(uint64_t addr)
+{
+	size_t lo = 0, hi = nr_entries;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (entries[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nr_entries && addr >= entries[lo].start;
+}
+
 static void record(struct vcpu *v, const struct tb_info *prev, const struct tb_info *cur)
 {
 	enum kind k = prev->kind;
@@ -251,7 +273,8 @@ static void record(struct vcpu *v, const struct tb_info *prev, const struct tb_i
 	 * the encoded target of a direct branch is one.  (The branch it interrupted is
 	 * then seen as "other" from the iret: each interrupt costs that edge one count.)
 	 */
-	if (k == K_NONE || (prev->target && cur->start != prev->target))
+	if (k == K_NONE || (prev->target && cur->start != prev->target) ||
+	    (cur->start != prev->target && is_entry(cur->start)))
 		k = K_INT;
 	count_edge(v, prev->last, cur->start, k);
 }
@@ -378,6 +401,38 @@ static void write_profile(qemu_plugin_id_t id, void *udata)
 	free(e);
 }
 
+static int cmp_entry(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+static int read_entries(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	uint64_t start, end;
+	size_t cap = 0;
+
+	if (!f) {
+		fprintf(stderr, "kbolt plugin: %s: cannot read the entry points\n", path);
+		return -1;
+	}
+	while (fscanf(f, "%" SCNx64 " %" SCNx64, &start, &end) == 2) {
+		if (nr_entries == cap) {
+			cap = cap ? 2 * cap : 64;
+			entries = realloc(entries, cap * sizeof(*entries));
+			if (!entries)
+				abort();
+		}
+		entries[nr_entries].start = start;
+		entries[nr_entries++].end = end > start ? end : start + 1;
+	}
+	fclose(f);
+	qsort(entries, nr_entries, sizeof(*entries), cmp_entry);
+	return 0;
+}
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 					   int argc, char **argv)
 {
@@ -388,7 +443,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			build_id = argv[i] + 8;
 		else if (!strncmp(argv[i], "release=", 8))
 			release = argv[i] + 8;
-		else if (!strcmp(argv[i], "boot=on"))
+		else if (!strncmp(argv[i], "entries=", 8)) {
+			if (read_entries(argv[i] + 8))
+				return -1;
+		} else if (!strcmp(argv[i], "boot=on"))
 			active = true;
 		else if (strcmp(argv[i], "boot=off")) {
 			fprintf(stderr, "kbolt plugin: unknown argument '%s'\n", argv[i]);
