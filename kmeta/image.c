@@ -25,6 +25,8 @@ static struct kmeta_image *image_new(const char *name)
 /* Reject what libelf would accept but kmeta cannot model, with one clear message. */
 static int check_elf_header(struct kmeta_image *img)
 {
+	uint64_t shdrs_end;
+
 	if (elf_kind(img->elf) != ELF_K_ELF) {
 		pr_err(img->path, "not an ELF file");
 		return -EINVAL;
@@ -45,6 +47,12 @@ static int check_elf_header(struct kmeta_image *img)
 		pr_err(img->path, "neither a vmlinux (ET_EXEC) nor a module (ET_REL)");
 		return -EINVAL;
 	}
+	shdrs_end = img->ehdr.e_shoff + (uint64_t)img->ehdr.e_shnum * img->ehdr.e_shentsize;
+	if (img->ehdr.e_shoff && shdrs_end > img->map_size) {
+		pr_err(img->path, "truncated: its section headers end at byte %llu, but the file "
+		       "has %zu bytes", (unsigned long long)shdrs_end, img->map_size);
+		return -EINVAL;
+	}
 	img->is_module = img->ehdr.e_type == ET_REL;
 	return 0;
 }
@@ -61,6 +69,11 @@ static int image_load(struct kmeta_image *img)
 	 * - symbols before applying a module's relocations (they resolve against symbols);
 	 * - the version last: it reads linux_banner or .modinfo through the model.
 	 */
+	if (img->map_size >= SELFMAG && !memcmp(img->map, ELFMAG, SELFMAG) &&
+	    img->map_size < sizeof(Elf64_Ehdr)) {
+		pr_err(img->path, "truncated: %zu bytes, less than an ELF header", img->map_size);
+		return -EINVAL;
+	}
 	img->elf = elf_memory((char *)img->map, img->map_size);
 	if (!img->elf) {
 		pr_err(img->path, "cannot read ELF: %s", elf_errmsg(-1));
