@@ -19,13 +19,6 @@
 extern const struct table_desc jump_table_table, static_call_sites_table,
 	retpoline_sites_table, return_sites_table, call_sites_table, mcount_loc_table;
 
-static int cmp_range(const void *a, const void *b)
-{
-	const struct kmeta_range *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 /* Sites the kernel rewrites at boot: every range, sorted (may overlap) */
 static int patched_ranges(struct kmeta_image *img, struct kmeta_range **out, size_t *nr)
 {
@@ -59,7 +52,7 @@ static int patched_ranges(struct kmeta_image *img, struct kmeta_range **out, siz
 			(*out)[(*nr)++] = (struct kmeta_range){ e.site, e.site + 7 };
 		}
 	}
-	sort_array(*out, *nr, sizeof(**out), cmp_range);
+	sort_array(*out, *nr, sizeof(**out), kmeta_cmp_range);
 	return 0;
 }
 

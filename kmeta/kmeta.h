@@ -188,6 +188,8 @@ static inline bool kmeta_insn_ends_flow(const struct kmeta_insn *insn)
 
 /* sites.c: alternative and paravirt site ranges, sorted and merged */
 int kmeta_patch_sites(struct kmeta_image *img, const struct kmeta_range **ranges, size_t *nr);
+/* qsort() order of struct kmeta_range: by start, then end */
+int kmeta_cmp_range(const void *a, const void *b);
 /* addr lies strictly inside a patch site (not at its start) */
 bool kmeta_is_inside_patch_site(struct kmeta_image *img, uint64_t addr);
 

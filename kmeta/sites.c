@@ -12,7 +12,7 @@
 
 extern const struct table_desc alternatives_table, paravirt_table;
 
-static int cmp_range(const void *a, const void *b)
+int kmeta_cmp_range(const void *a, const void *b)
 {
 	const struct kmeta_range *x = a, *y = b;
 
@@ -52,7 +52,7 @@ int kmeta_patch_sites(struct kmeta_image *img, const struct kmeta_range **ranges
 		    add_table_sites(img, &paravirt_table, 2, &cap))
 			return -1;
 		sort_array(img->site_ranges, img->nr_site_ranges, sizeof(*img->site_ranges),
-			   cmp_range);
+			   kmeta_cmp_range);
 		for (size_t i = 0; i < img->nr_site_ranges; i++) {
 			struct kmeta_range *r = &img->site_ranges[i];
 
