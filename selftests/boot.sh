@@ -34,8 +34,9 @@ KBOLT=${KBOLT:-$top/kbolt/kbolt}
 for k in 61 612; do
 	v=VMLINUX_$k
 	prof=$tmp/$k.prof
-	vm_boot "profile recorded on ${k/6/6.} (proc, net)" --kernel "${!v}" --workload proc \
-		--workload net --record-profile "$prof"
+	smp=$([ $k = 612 ] && echo 2 || echo 1)	# per-vCPU state, merged at exit
+	vm_boot "profile recorded on ${k/6/6.} with $smp vCPUs (proc, net)" --kernel "${!v}" \
+		--smp $smp --workload proc --workload net --record-profile "$prof"
 	check_match "${k/6/6.}: profile header names the kernel's build-id" \
 		"^build-id $(readelf -n "${!v}" | sed -n 's/.*Build ID: *//p')\$" "$(head -n 5 "$prof")"
 	j=$("$KBOLT" check-profile -j "${!v}" "$prof" 2>/dev/null | tail -n 1)
