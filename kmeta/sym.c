@@ -295,15 +295,39 @@ struct kmeta_sym *kmeta_find_sym_at(struct kmeta_image *img, uint64_t addr)
 	return img->sorted[i];
 }
 
+/*
+ * The nearest symbol at or before addr that belongs to addr's own section: code past a
+ * function's end (an ORC terminator after startup_64) reads best as startup_64+0x68.
+ * A label of another section at the same address (__alt_instructions_end, at the start
+ * of .altinstr_replacement) would mislead.
+ */
+static struct kmeta_sym *find_sym_before(struct kmeta_image *img, struct kmeta_sec *sec,
+					 uint64_t addr)
+{
+	long i = last_at_or_before(img->sorted, img->nr_sorted, addr);
+
+	for (; i >= 0 && img->sorted[i]->addr >= sec->addr; i--) {
+		if (img->sorted[i]->shndx != sec->idx || img->sorted[i]->undefined_stub)
+			continue;
+		/* the preferred name at that address comes first (sized, global) */
+		while (i > 0 && img->sorted[i - 1]->addr == img->sorted[i]->addr &&
+		       img->sorted[i - 1]->shndx == sec->idx)
+			i--;
+		return img->sorted[i];
+	}
+	return NULL;
+}
+
 char *kmeta_addr_str(struct kmeta_image *img, uint64_t addr, char *buf, size_t size)
 {
 	struct kmeta_sym *sym = kmeta_find_func_containing(img, addr);
-	struct kmeta_sec *sec;
+	struct kmeta_sec *sec = NULL;
 
 	if (!sym)
 		sym = kmeta_find_sym_containing(img, addr);
 	if (!sym && (sec = kmeta_find_sec_containing(img, addr)))
-		/* unsized labels (__alt_instructions_end) would mislead: name the section */
+		sym = find_sym_before(img, sec, addr);
+	if (!sym && sec)
 		snprintf(buf, size, "%s+0x%llx", sec->name, (unsigned long long)(addr - sec->addr));
 	else if (!sym)
 		snprintf(buf, size, "0x%llx", (unsigned long long)addr);
