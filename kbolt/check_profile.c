@@ -36,20 +36,12 @@ static int patched_ranges(struct kmeta_image *img, struct kmeta_range **out, siz
 	GROW(*out, cap, nr_sites);
 	memcpy(*out, sites, nr_sites * sizeof(**out));
 	*nr = nr_sites;
+	/* 7: the longest such site, a cs-prefixed jcc32 to a retpoline thunk */
 	for (size_t t = 0; t < ARRAY_SIZE(point_tables); t++) {
-		struct kmeta_table *tab = table_get(img, point_tables[t]);
-		struct kmeta_entry e;
-
-		if (!tab)
+		if (table_site_ranges(img, point_tables[t], -1, 7, out, nr, &cap)) {
+			free(*out);
+			*out = NULL;
 			return -1;
-		for (size_t i = 0; tab->present && i < tab->nr_slots; i++) {
-			if (table_read_entry(tab, i, &e))
-				return -1;
-			if (e.filler)
-				continue;
-			GROW(*out, cap, *nr + 1);
-			/* the longest such site: cs-prefixed jcc32 to a retpoline thunk */
-			(*out)[(*nr)++] = (struct kmeta_range){ e.site, e.site + 7 };
 		}
 	}
 	sort_array(*out, *nr, sizeof(**out), kmeta_cmp_range);

@@ -21,8 +21,8 @@ int kmeta_cmp_range(const void *a, const void *b)
 	return x->end < y->end ? -1 : x->end > y->end;
 }
 
-static int add_table_sites(struct kmeta_image *img, const struct table_desc *d,
-			   unsigned int len_field, size_t *cap)
+int table_site_ranges(struct kmeta_image *img, const struct table_desc *d, int len_field,
+		      unsigned int fixed_len, struct kmeta_range **arr, size_t *nr, size_t *cap)
 {
 	struct kmeta_table *t = table_get(img, d);
 	struct kmeta_entry e;
@@ -30,13 +30,15 @@ static int add_table_sites(struct kmeta_image *img, const struct table_desc *d,
 	if (!t)
 		return -1;
 	for (size_t i = 0; t->present && i < t->nr_slots; i++) {
+		uint64_t len;
+
 		if (table_read_entry(t, i, &e))
 			return -1;
-		if (e.filler || !e.val[len_field])
+		len = len_field >= 0 ? e.val[len_field] : fixed_len;
+		if (e.filler || !len)
 			continue;
-		GROW(img->site_ranges, *cap, img->nr_site_ranges + 1);
-		img->site_ranges[img->nr_site_ranges++] =
-			(struct kmeta_range){ e.site, e.site + e.val[len_field] };
+		GROW(*arr, *cap, *nr + 1);
+		(*arr)[(*nr)++] = (struct kmeta_range){ e.site, e.site + len };
 	}
 	return 0;
 }
@@ -48,8 +50,10 @@ int kmeta_patch_sites(struct kmeta_image *img, const struct kmeta_range **ranges
 
 	if (!img->site_ranges_ready) {
 		/* field 3: instrlen of alt_instr; field 2: len of paravirt_patch_site */
-		if (add_table_sites(img, &alternatives_table, 3, &cap) ||
-		    add_table_sites(img, &paravirt_table, 2, &cap))
+		if (table_site_ranges(img, &alternatives_table, 3, 0, &img->site_ranges,
+				      &img->nr_site_ranges, &cap) ||
+		    table_site_ranges(img, &paravirt_table, 2, 0, &img->site_ranges,
+				      &img->nr_site_ranges, &cap))
 			return -1;
 		sort_array(img->site_ranges, img->nr_site_ranges, sizeof(*img->site_ranges),
 			   kmeta_cmp_range);

@@ -121,6 +121,12 @@ int table_locate_by_syms(struct kmeta_table *t, const char *start, const char *s
 /* Text of field i of e: symbolic for pointers, table-specific where the table says so. */
 void table_format_field(struct kmeta_table *t, const struct kmeta_entry *e, unsigned int i,
 			char *buf, size_t size);
+/*
+ * Append [site, site + len) of every real entry of d to *arr (*nr used, *cap allocated):
+ * len is the value of field len_field, or fixed_len when len_field < 0 (sites.c).
+ */
+int table_site_ranges(struct kmeta_image *img, const struct table_desc *d, int len_field,
+		      unsigned int fixed_len, struct kmeta_range **arr, size_t *nr, size_t *cap);
 /* Which part of the image a site is in: ".text", ".init.text" or "other" */
 const char *table_site_area(struct kmeta_table *t, uint64_t site);
 
