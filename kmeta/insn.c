@@ -195,28 +195,6 @@ int kmeta_is_insn_boundary(struct kmeta_image *img, uint64_t addr)
 	return lo < fi->nr && fi->off[lo] == off;
 }
 
-int kmeta_insn_len(struct kmeta_image *img, uint64_t addr)
-{
-	struct decoder *d = get_decoder(img);
-	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
-	const unsigned char *code, *p;
-	size_t size, len;
-	uint64_t a = addr;
-	cs_insn *insn;
-
-	if (!d || !sec || !sec->data)
-		return -EINVAL;
-	code = p = sec->data + (addr - sec->addr);
-	size = sec->size - (addr - sec->addr);
-	if (size > 16)
-		size = 16;
-	insn = cs_malloc(d->cs);
-	len = cs_disasm_iter(d->cs, &code, &size, &a, insn) ? insn->size : 0;
-	cs_free(insn, 1);
-	if (len)
-		len = fix_len(p, sec->size - (addr - sec->addr), len);
-	return len ? (int)len : -EILSEQ;
-}
 
 static bool has_group(const cs_insn *ci, uint8_t group)
 {
@@ -285,6 +263,14 @@ int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn 
 	}
 	cs_free(ci, 1);
 	return err;
+}
+
+int kmeta_insn_len(struct kmeta_image *img, uint64_t addr)
+{
+	struct kmeta_insn insn;
+	int err = kmeta_insn_decode(img, addr, &insn);
+
+	return err ? err : insn.len;
 }
 
 void insn_free(struct kmeta_image *img)
