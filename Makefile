@@ -55,7 +55,7 @@ KMETA_LIB_SRCS := $(addprefix kmeta/, util.c image.c elf.c sym.c reloc.c version
 	insn.c compress.c table.c check.c json.c module.c sites.c) $(wildcard kmeta/tables/*.c)
 KMETA_SRCS := $(addprefix kmeta/, main.c cmd_summary.c cmd_dump.c cmd_check.c cmd_diff.c)
 
-KBOLT_SRCS := $(addprefix kbolt/, main.c profile.c prof_kbolt.c check_profile.c)
+KBOLT_SRCS := $(addprefix kbolt/, main.c profile.c prof_kbolt.c check_profile.c prof_bolt.c profile_match.c)
 
 KMETA_LIB := $(OUT)/libkmeta.a
 KBOLT_BIN := $(OUT)/kbolt/kbolt

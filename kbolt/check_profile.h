@@ -15,6 +15,14 @@ struct profile_check {
 	uint64_t weight, disagree_weight;
 };
 
+/*
+ * Sites the kernel rewrites at boot, where what ran is not what the file holds: every
+ * range, sorted (they may overlap), malloc'ed into *out.  0, or -1 after reporting.
+ */
+int profile_patched_ranges(struct kmeta_image *img, struct kmeta_range **out, size_t *nr);
+/* addr lies in one of the nr sorted ranges r */
+bool profile_is_patched(const struct kmeta_range *r, size_t nr, uint64_t addr);
+
 /* Check every edge of p against img; report() is called for each disagreement. */
 int profile_check(struct kmeta_image *img, const struct prof *p, struct profile_check *res,
 		  void (*report)(struct kmeta_image *img, const struct prof_edge *e,

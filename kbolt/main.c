@@ -1,25 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kbolt: the optimizer's command front end.  So far: check-profile, which validates a
- * profile against the kernel it claims to describe.  Options are validated in one place
- * and commands accept unique prefixes, as in kmeta.
+ * profile against the kernel it claims to describe, and profile-to-bolt, which writes a
+ * profile for llvm-bolt.  Options are validated in one place and commands accept unique
+ * prefixes, as in kmeta.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../kmeta/json.h"
 #include "../kmeta/kmeta.h"
 #include "../kmeta/util.h"
 #include "check_profile.h"
 #include "profile.h"
+#include "profile_match.h"
 
 #define KBOLT_VERSION_STRING "0.1"
 
 struct kbolt_opts {
 	bool json, pretty, force;
+	const char *output;	/* -o */
 	char **args;
 	int nr_args;
 };
@@ -32,11 +37,14 @@ static void usage(FILE *f)
 		"\n"
 		"Commands (any unique prefix works):\n"
 		"  check-profile VMLINUX PROFILE   check every recorded edge against the kernel's code\n"
+		"  profile-to-bolt -o OUT PROFILE  write PROFILE in BOLT's format (perf2bolt -pa)\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json     JSON output\n"
 		"  -p, --pretty   indented JSON output (implies -j)\n"
-		"  -f, --force    use a profile whose build-id is not the kernel's\n"
+		"  -f, --force    use a profile whose build-id is not the kernel's, or whose\n"
+		"                 addresses miss its instructions\n"
+		"  -o, --output FILE  profile-to-bolt: the file to write\n"
 		"  -h, --help     this help\n"
 		"  -V, --version  print the version\n"
 		"\n"
@@ -55,39 +63,6 @@ static void report_edge(struct kmeta_image *img, const struct prof_edge *e, cons
 	printf("%s: %s -> %s (%s, %" PRIu64 " times): %s\n", img->path,
 	       kmeta_addr_str(img, e->from, from, sizeof(from)),
 	       kmeta_addr_str(img, e->to, to, sizeof(to)), prof_kind_name(e->kind), e->count, why);
-}
-
-/* Without a build-id on either side, the release must match */
-static int same_release(struct kmeta_image *img, const struct prof *p, bool force)
-{
-	if (!p->release[0] || !img->release[0] || !strcmp(p->release, img->release))
-		return 0;
-	if (force) {
-		pr_warn(p->path, "recorded on release %s, not %s's %s (--force)", p->release,
-			img->path, img->release);
-		return 0;
-	}
-	pr_err(p->path, "recorded on release %s, but %s is release %s: a profile of another "
-	       "kernel (--force uses it anyway)", p->release, img->path, img->release);
-	return -1;
-}
-
-static int same_kernel(struct kmeta_image *img, const struct prof *p, bool force)
-{
-	char id[128] = "";
-
-	if (kmeta_build_id(img, id, sizeof(id)) || !p->build_id[0])
-		return same_release(img, p, force);
-	if (!strcmp(id, p->build_id))
-		return 0;
-	if (force) {
-		pr_warn(p->path, "recorded on build-id %s, not %s's %s (--force)", p->build_id,
-			img->path, id);
-		return 0;
-	}
-	pr_err(p->path, "recorded on build-id %s, but %s has build-id %s: a profile of "
-	       "another kernel (--force uses it anyway)", p->build_id, img->path, id);
-	return -1;
 }
 
 static void print_stats(struct kbolt_opts *o, const struct prof *p, const struct profile_check *r)
@@ -133,7 +108,7 @@ static int cmd_check_profile(struct kbolt_opts *o)
 	struct profile_check r;
 	int err = 1;
 
-	if (p && !same_kernel(img, p, o->force) &&
+	if (p && !profile_match(img, p, o->force) &&
 	    !profile_check(img, p, &r, report_edge, o)) {
 		print_stats(o, p, &r);
 		err = r.disagree ? 1 : 0;
@@ -143,13 +118,45 @@ static int cmd_check_profile(struct kbolt_opts *o)
 	return err;
 }
 
+/* Written to OUT.tmp, renamed when complete: an error leaves no OUT behind */
+static int cmd_profile_to_bolt(struct kbolt_opts *o)
+{
+	struct prof *p = prof_read(o->args[0]);
+	char *tmp = xasprintf("%s.tmp", o->output);
+	FILE *f = p ? fopen(tmp, "w") : NULL;
+	size_t nr = 0;
+	int err = 1;
+
+	if (p && !f)
+		pr_err(tmp, "%s", strerror(errno));
+	if (f) {
+		nr = prof_write_bolt(p, f);
+		if (ferror(f) | fclose(f))
+			pr_err(tmp, "%s", strerror(errno));
+		else if (!nr)
+			pr_err(p->path, "no records to write (interrupts are left out)");
+		else if (rename(tmp, o->output))
+			pr_err(o->output, "%s", strerror(errno));
+		else
+			err = 0;
+		if (err)
+			unlink(tmp);
+	}
+	free(tmp);
+	prof_free(p);
+	return err;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(struct kbolt_opts *o);
 	int nr_args;
 	const char *usage;
+	bool output;	/* takes -o OUT, and needs it */
 } cmds[] = {
-	{ "check-profile", cmd_check_profile, 2, "check-profile [-j|-p] [-f] VMLINUX PROFILE" },
+	{ "check-profile", cmd_check_profile, 2, "check-profile [-j|-p] [-f] VMLINUX PROFILE",
+	  false },
+	{ "profile-to-bolt", cmd_profile_to_bolt, 1, "profile-to-bolt -o OUT PROFILE", true },
 };
 
 int main(int argc, char **argv)
@@ -158,6 +165,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "pretty", no_argument, NULL, 'p' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -167,13 +175,18 @@ int main(int argc, char **argv)
 
 	msg_tool = "kbolt";
 	opterr = 0;	/* our own messages, in the tool's format */
-	while ((c = getopt_long(argc, argv, "jpfhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jpfo:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p': o.pretty = true; /* fall through */
 		case 'j': o.json = true; break;
 		case 'f': o.force = true; break;
+		case 'o': o.output = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("kbolt %s\n", KBOLT_VERSION_STRING); return 0;
+		case ':':
+			pr_err(NULL, "option '%s' needs an argument; try 'kbolt --help'",
+			       argv[optind - 1]);
+			return 2;
 		default:
 			pr_err(NULL, "unknown option '%s'; try 'kbolt --help'", argv[optind - 1]);
 			return 2;
@@ -199,7 +212,7 @@ int main(int argc, char **argv)
 	o.args = argv + optind + 1;
 	o.nr_args = argc - optind - 1;
 	msg_json = o.json;
-	if (o.nr_args != cmds[found].nr_args) {
+	if (o.nr_args != cmds[found].nr_args || !o.output == cmds[found].output) {
 		pr_err(NULL, "usage: kbolt %s", cmds[found].usage);
 		return 2;
 	}

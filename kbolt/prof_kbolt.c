@@ -73,18 +73,10 @@ static int kbolt_read(struct prof *p, FILE *f)
 	char line[512];
 	bool seen_version = false;
 	size_t lineno = 0;
+	int err;
 
-	while (fgets(line, sizeof(line), f)) {
-		size_t len = strlen(line);
-		int err;
-
-		lineno++;
-		if (!len || line[len - 1] != '\n') {
-			pr_err(p->path, "line %zu: %s", lineno, len == sizeof(line) - 1 ?
-			       "line too long" : "truncated (no newline at the end)");
-			return -EINVAL;
-		}
-		if (line[0] == '#' || line[0] == '\n')
+	while ((err = prof_read_line(p, f, line, sizeof(line), &lineno)) > 0) {
+		if (line[0] == '#' || line[0] == '\0')
 			continue;
 		if (line[0] == 'B' || line[0] == 'F')
 			err = seen_version ? parse_record(p, line) : -EINVAL;
@@ -93,12 +85,13 @@ static int kbolt_read(struct prof *p, FILE *f)
 		if (!err && !strncmp(line, "kbolt-profile", 13))
 			seen_version = true;
 		if (err) {
-			pr_err(p->path, "line %zu: %s: %.*s", lineno,
-			       err == -EPROTO ? "unsupported format version" : "malformed",
-			       (int)len - 1, line);
+			pr_err(p->path, "line %zu: %s: %s", lineno,
+			       err == -EPROTO ? "unsupported format version" : "malformed", line);
 			return err;
 		}
 	}
+	if (err)
+		return err;
 	if (!seen_version) {
 		pr_err(p->path, "no 'kbolt-profile 1' line: not a kbolt profile");
 		return -EINVAL;

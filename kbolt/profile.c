@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Reading a profile: pick the format by its first line, let the format's reader fill
- * the edge list.
+ * the edge list.  Both formats are text, one item a line, read by prof_read_line().
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,10 +12,11 @@
 
 static const struct prof_format *const formats[] = {
 	&prof_format_kbolt,
+	&prof_format_bolt,	/* after kbolt's: a kbolt profile starts with its header */
 };
 
 static const char *const kind_names[PK_NR] = {
-	"ft", "jcc", "jmp", "call", "ret", "ijmp", "icall", "int", "other",
+	"ft", "jcc", "jmp", "call", "ret", "ijmp", "icall", "int", "other", "branch",
 };
 
 const char *prof_kind_name(unsigned int kind)
@@ -35,6 +36,24 @@ void prof_add_edge(struct prof *p, uint64_t from, uint64_t to, uint64_t count, u
 {
 	GROW(p->edges, p->cap, p->nr_edges + 1);
 	p->edges[p->nr_edges++] = (struct prof_edge){ from, to, count, kind };
+}
+
+int prof_read_line(const struct prof *p, FILE *f, char *line, size_t size, size_t *lineno)
+{
+	size_t len;
+
+	if (!fgets(line, size, f))
+		return 0;
+	len = strlen(line);
+	++*lineno;
+	/* a file cut short ends without a newline: the formats have no end marker */
+	if (!len || line[len - 1] != '\n') {
+		pr_err(p->path, "line %zu: %s", *lineno, len == size - 1 ?
+		       "line too long" : "truncated (no newline at the end)");
+		return -EINVAL;
+	}
+	line[len - 1] = '\0';
+	return 1;
 }
 
 struct prof *prof_read(const char *path)

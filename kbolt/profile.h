@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Profiles: control-flow edges of a kernel with counts, read from one of several formats
- * behind one ops struct (as pahole's debug_fmt_ops): kbolt's own (prof_kbolt.c) so far.
+ * behind one ops struct (as pahole's debug_fmt_ops): kbolt's own (prof_kbolt.c) and
+ * BOLT's pre-aggregated text (prof_bolt.c).
  */
 #ifndef KBOLT_PROFILE_H
 #define KBOLT_PROFILE_H
@@ -11,11 +12,22 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/*
+ * The QEMU plugin writes the kinds up to PK_OTHER, in this order.  PK_BRANCH is a taken
+ * transfer whose kind the format does not say (BOLT's B records): check_profile and
+ * profile_match accept any control transfer for it.
+ */
 enum prof_kind {
 	PK_FALLTHROUGH, PK_JCC, PK_JMP, PK_CALL, PK_RET, PK_IJMP, PK_ICALL, PK_INT, PK_OTHER,
+	PK_BRANCH,
 	PK_NR
 };
 
+/*
+ * A fall-through (PK_FALLTHROUGH) is straight-line execution from the instruction at
+ * from to the instruction at to, no branch taken in between: the plugin's go to the
+ * next instruction, BOLT's F ranges may span several.
+ */
 struct prof_edge {
 	uint64_t from;		/* address of the instruction the transfer leaves */
 	uint64_t to;		/* address of the instruction it reaches */
@@ -41,13 +53,21 @@ struct prof_format {
 	int (*read)(struct prof *p, FILE *f);
 };
 
-extern const struct prof_format prof_format_kbolt;
+extern const struct prof_format prof_format_kbolt, prof_format_bolt;
 
 const char *prof_kind_name(unsigned int kind);
 int prof_kind_from_name(const char *name);
 void prof_add_edge(struct prof *p, uint64_t from, uint64_t to, uint64_t count, unsigned int kind);
+/*
+ * The next line of f into line (size bytes), without its newline, counting *lineno:
+ * 1, 0 at the end of the file, or -EINVAL after reporting a truncated or overlong line.
+ */
+int prof_read_line(const struct prof *p, FILE *f, char *line, size_t size, size_t *lineno);
 /* Read path in whichever known format it is; NULL after reporting. */
 struct prof *prof_read(const char *path);
 void prof_free(struct prof *p);
+
+/* prof_bolt.c: p as BOLT pre-aggregated text; the number of lines written */
+size_t prof_write_bolt(const struct prof *p, FILE *f);
 
 #endif

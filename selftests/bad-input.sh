@@ -4,8 +4,12 @@
 # and exit 1, from kmeta summary and kmeta check alike: not an ELF file, an empty file,
 # truncated ELF files (a small object, and the head of the real 6.1 vmlinux if fetched),
 # a 32-bit object, stripped images, tables whose size is not a multiple of their entry
-# size, a missing file, corrupt compressed modules.  Fixtures are built here, in $tmp.
+# size, a missing file, corrupt compressed modules.  And bad profiles for kbolt
+# check-profile, in kbolt's and in BOLT's format: one error naming the file and the
+# line.  Fixtures are built here, in $tmp.
 . "$(dirname "$0")/lib.sh"
+KBOLT=${KBOLT:-$top/kbolt/kbolt}
+case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 
 re_quote() {	# a string as an extended regex matching it literally
 	printf '%s' "$1" | sed 's/[][\.*^$+?(){}|/]/\\&/g'
@@ -167,5 +171,45 @@ cp "$tmp/good.ko.zst" "$tmp/corrupt.ko.zst"
 printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' |
 	dd of="$tmp/corrupt.ko.zst" bs=1 seek=100 conv=notrunc 2>/dev/null
 expect_error "corrupt .ko.zst" "$tmp/corrupt.ko.zst" "zstd: .*"
+
+# -- profiles: kbolt check-profile exits 1 with one message naming the profile and line
+expect_prof_error() {	# expect_prof_error NAME FILE REGEX
+	local name=$1 file=$2 re=$3 rc
+	"$KBOLT" check-profile "$tmp/vmlinux" "$file" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	check_eq "$name: check-profile exits 1" 1 "$rc"
+	check_eq "$name: one message" 1 "$(grep -c '' "$tmp/err")"
+	check_match "$name: names the file: $re" "^$(re_quote "$file"): error: kbolt: ($re)\$" \
+		"$(cat "$tmp/err")"
+}
+good=ffffffff81000000	# f's first instruction
+printf 'B %s %s 1 0\nF %s\n' $good $good $good >"$tmp/short-line.bolt"
+expect_prof_error "BOLT F record missing fields" "$tmp/short-line.bolt" \
+	"line 2: malformed: want F\\|f START END COUNT: F $good"
+printf 'B %s %s 1 0\nB %s 0x%s 1 0\n' $good $good $good $good >"$tmp/0x.bolt"
+expect_prof_error "BOLT address with 0x" "$tmp/0x.bolt" \
+	"line 2: malformed: want B FROM TO COUNT MISPREDS: B $good 0x$good 1 0"
+printf 'F %s %s 1\n%s\n' $good $good 'garbage, not a record' >"$tmp/garbage.bolt"
+expect_prof_error "BOLT garbage line" "$tmp/garbage.bolt" \
+	"line 2: not a B, F, f or E record: garbage, not a record"
+printf 'F %s %s 1\n\nF %s %s 1\n' $good $good $good $good >"$tmp/empty-line.bolt"
+expect_prof_error "BOLT empty line" "$tmp/empty-line.bolt" "line 2: not a B, F, f or E record: "
+printf 'E cycles\nB 0123abcd:%s %s 1 0\n' $good $good >"$tmp/buildid.bolt"
+expect_prof_error "BOLT buildid:offset location" "$tmp/buildid.bolt" \
+	"line 2: a BUILDID:OFFSET location \\(kbolt reads kernel addresses only\\): B 0123abcd:$good $good 1 0"
+printf 'B %s %s 1 0\nB %s ffffffff8100' $good $good $good >"$tmp/truncated.bolt"
+expect_prof_error "BOLT file cut in a line" "$tmp/truncated.bolt" \
+	"line 2: truncated \\(no newline at the end\\)"
+{ printf 'B %s %s 1 0\nB ' $good $good; head -c 600 /dev/zero | tr '\0' 1; echo; } >"$tmp/long.bolt"
+expect_prof_error "BOLT line of 602 characters" "$tmp/long.bolt" "line 2: line too long"
+printf 'B %s %s 99999999999999999999 0\n' $good $good >"$tmp/big.bolt"
+expect_prof_error "BOLT count over 2^63" "$tmp/big.bolt" \
+	"line 1: malformed: want B FROM TO COUNT MISPREDS: .*"
+printf 'E cycles\n' >"$tmp/no-records.bolt"
+expect_prof_error "BOLT profile without records" "$tmp/no-records.bolt" \
+	"no records: nothing was recorded"
+printf 'kbolt-profile 1\nbuild-id -\nF %s %s 1' $good $good >"$tmp/truncated.prof"
+expect_prof_error "kbolt profile cut in a line" "$tmp/truncated.prof" \
+	"line 3: truncated \\(no newline at the end\\)"
 
 done_testing
