@@ -17,14 +17,16 @@
 #include "../kmeta/kmeta.h"
 #include "../kmeta/util.h"
 #include "check_profile.h"
+#include "optimize.h"
 #include "profile.h"
 #include "profile_match.h"
-
-#define KBOLT_VERSION_STRING "0.1"
+#include "verify.h"
 
 struct kbolt_opts {
 	bool json, pretty, force;
 	const char *output;	/* -o */
+	bool stats, layout_set, seed_set;
+	struct opt_options opt;
 	char **args;
 	int nr_args;
 };
@@ -147,6 +149,59 @@ static int cmd_profile_to_bolt(struct kbolt_opts *o)
 	return err;
 }
 
+static int cmd_optimize(struct kbolt_opts *o)
+{
+	struct optimize_report rep = { o->stats, o->json, o->pretty };
+
+	if (!o->layout_set)
+		o->opt.layout = o->opt.profile ? LAYOUT_PROFILE : LAYOUT_RANDOM;
+	if (o->opt.layout == LAYOUT_PROFILE && !o->opt.profile) {
+		pr_err(NULL, "--layout profile needs --profile FILE (or use --layout random)");
+		return 2;
+	}
+	if (o->opt.layout == LAYOUT_RANDOM && !o->seed_set && !o->layout_set) {
+		pr_err(NULL, "without --profile, give --layout random --seed N (a test layout)");
+		return 2;
+	}
+	return kbolt_optimize(o->args[0], o->output, &o->opt, &rep);
+}
+
+static int cmd_verify(struct kbolt_opts *o)
+{
+	return kbolt_verify(o->args[0], o->args[1], &(struct verify_report){ .quiet = false });
+}
+
+/* --layout NAME, --seed N */
+static int parse_layout(struct kbolt_opts *o, const char *arg)
+{
+	if (!strcmp(arg, "profile"))
+		o->opt.layout = LAYOUT_PROFILE;
+	else if (!strcmp(arg, "random"))
+		o->opt.layout = LAYOUT_RANDOM;
+	else
+		return -1;
+	o->layout_set = true;
+	return 0;
+}
+
+static int parse_seed(struct kbolt_opts *o, const char *arg)
+{
+	char *end;
+
+	errno = 0;
+	o->opt.seed = strtoull(arg, &end, 0);
+	if (errno || !*arg || *end)
+		return -1;
+	o->seed_set = true;
+	return 0;
+}
+
+static void add_glob(const char ***v, size_t *nr, const char *glob)
+{
+	*v = xrealloc(*v, (*nr + 1) * sizeof(**v));
+	(*v)[(*nr)++] = glob;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(struct kbolt_opts *o);
@@ -157,7 +212,12 @@ static const struct {
 	{ "check-profile", cmd_check_profile, 2, "check-profile [-j|-p] [-f] VMLINUX PROFILE",
 	  false },
 	{ "profile-to-bolt", cmd_profile_to_bolt, 1, "profile-to-bolt -o OUT PROFILE", true },
+	{ "optimize", cmd_optimize, 1, "optimize VMLINUX -o OUT [--profile FILE] [--layout "
+	  "profile|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] [--stats] [-j]", true },
+	{ "verify", cmd_verify, 2, "verify ORIG NEW", false },
 };
+
+enum { OPT_PROFILE = 256, OPT_LAYOUT, OPT_SEED, OPT_FUNCS, OPT_SKIP_FUNCS, OPT_STATS };
 
 int main(int argc, char **argv)
 {
@@ -166,6 +226,12 @@ int main(int argc, char **argv)
 		{ "pretty", no_argument, NULL, 'p' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "layout", required_argument, NULL, OPT_LAYOUT },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "funcs", required_argument, NULL, OPT_FUNCS },
+		{ "skip-funcs", required_argument, NULL, OPT_SKIP_FUNCS },
+		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -181,6 +247,24 @@ int main(int argc, char **argv)
 		case 'j': o.json = true; break;
 		case 'f': o.force = true; break;
 		case 'o': o.output = optarg; break;
+		case OPT_PROFILE: o.opt.profile = optarg; break;
+		case OPT_FUNCS: add_glob(&o.opt.funcs, &o.opt.nr_funcs, optarg); break;
+		case OPT_SKIP_FUNCS:
+			add_glob(&o.opt.skip_funcs, &o.opt.nr_skip_funcs, optarg);
+			break;
+		case OPT_STATS: o.stats = true; break;
+		case OPT_LAYOUT:
+			if (parse_layout(&o, optarg)) {
+				pr_err(NULL, "--layout takes profile or random, not '%s'", optarg);
+				return 2;
+			}
+			break;
+		case OPT_SEED:
+			if (parse_seed(&o, optarg)) {
+				pr_err(NULL, "--seed takes a number, not '%s'", optarg);
+				return 2;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("kbolt %s\n", KBOLT_VERSION_STRING); return 0;
 		case ':':
@@ -216,5 +300,9 @@ int main(int argc, char **argv)
 		pr_err(NULL, "usage: kbolt %s", cmds[found].usage);
 		return 2;
 	}
-	return cmds[found].fn(&o);
+	o.opt.force = o.force;
+	c = cmds[found].fn(&o);
+	free(o.opt.funcs);
+	free(o.opt.skip_funcs);
+	return c;
 }

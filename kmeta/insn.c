@@ -225,44 +225,136 @@ static enum kmeta_insn_kind insn_kind(const cs_insn *ci)
 	return KI_OTHER;
 }
 
+/* Where target's bytes are: the rel8/rel32 of a direct branch, the disp32 of %rip */
+static int locate_rel(const cs_insn *ci, const unsigned char *p, struct kmeta_insn *insn)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	uint64_t next = insn->addr + insn->len;
+	int64_t v;
+
+	if (insn->target) {	/* direct: the displacement ends the instruction */
+		insn->rel_size = x->encoding.imm_size;
+		if (insn->rel_size != 1 && insn->rel_size != 4)
+			return -EILSEQ;
+		insn->rel_off = insn->len - insn->rel_size;
+		v = insn->rel_size == 1 ? (int8_t)p[insn->rel_off]
+					: (int32_t)get_u32(p + insn->rel_off);
+		return next + v == insn->target ? 0 : -EILSEQ;
+	}
+	if (!x->encoding.modrm_offset || (x->modrm & 0xc7) != 0x05)
+		return 0;
+	/* mod 00, r/m 101: disp32 right after ModRM, relative to the next instruction */
+	insn->rel_off = x->encoding.modrm_offset + 1;
+	insn->rel_size = 4;
+	if (insn->rel_off + 4 > insn->len)
+		return -EILSEQ;
+	v = (int32_t)get_u32(p + insn->rel_off);
+	if (v != x->disp)
+		return -EILSEQ;
+	insn->target = next + v;
+	insn->flags |= KIF_RIP;
+	return 0;
+}
+
+static int fill_insn(const cs_insn *ci, const unsigned char *p, size_t avail, uint64_t addr,
+		     struct kmeta_insn *insn)
+{
+	insn->addr = addr;
+	insn->len = fix_len(p, avail, ci->size);
+	if (!insn->len)
+		return -EILSEQ;
+	insn->kind = insn_kind(ci);
+	insn->target = 0;
+	insn->flags = 0;
+	insn->rel_off = insn->rel_size = 0;
+	if (insn->kind == KI_JCC || insn->kind == KI_JMP || insn->kind == KI_CALL)
+		insn->target = ci->detail->x86.operands[0].imm;
+	if (ci->id == X86_INS_NOP)
+		insn->flags |= KIF_NOP;
+	if (ci->id == X86_INS_UD2 || (p[0] == 0x0f && p[1] == 0xb9))
+		insn->flags |= KIF_UD;
+	if (insn->len != ci->size)	/* fixed-up ud1: no operand we relocate */
+		return 0;
+	return locate_rel(ci, p, insn);
+}
+
+static csh detail_handle(struct decoder *d)
+{
+	if (!d->cs_detail_open) {
+		if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs_detail) != CS_ERR_OK)
+			return 0;
+		cs_option(d->cs_detail, CS_OPT_DETAIL, CS_OPT_ON);
+		d->cs_detail_open = true;
+	}
+	return d->cs_detail;
+}
+
 int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn *insn)
 {
 	struct decoder *d = get_decoder(img);
 	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
-	const unsigned char *code;
+	const unsigned char *code, *p;
 	uint64_t a = addr;
-	size_t size;
+	size_t size, avail;
 	cs_insn *ci;
 	int err = 0;
+	csh cs;
 
 	if (!d || !sec || !sec->data)
 		return -EINVAL;
-	if (!d->cs_detail_open) {
-		if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs_detail) != CS_ERR_OK)
-			return -ENOMEM;
-		cs_option(d->cs_detail, CS_OPT_DETAIL, CS_OPT_ON);
-		d->cs_detail_open = true;
-	}
-	code = sec->data + (addr - sec->addr);
-	size = sec->size - (addr - sec->addr);
+	cs = detail_handle(d);
+	if (!cs)
+		return -ENOMEM;
+	p = code = sec->data + (addr - sec->addr);
+	avail = size = sec->size - (addr - sec->addr);
 	if (size > 16)
 		size = 16;
-	ci = cs_malloc(d->cs_detail);
-	if (!cs_disasm_iter(d->cs_detail, &code, &size, &a, ci)) {
+	ci = cs_malloc(cs);
+	if (!cs_disasm_iter(cs, &code, &size, &a, ci))
 		err = -EILSEQ;
-	} else {
-		insn->addr = addr;
-		insn->len = fix_len(sec->data + (addr - sec->addr),
-				    sec->size - (addr - sec->addr), ci->size);
-		insn->kind = insn_kind(ci);
-		insn->target = 0;
-		if (insn->kind == KI_JCC || insn->kind == KI_JMP || insn->kind == KI_CALL)
-			insn->target = ci->detail->x86.operands[0].imm;
-		if (!insn->len)
-			err = -EILSEQ;
-	}
+	else
+		err = fill_insn(ci, p, avail, addr, insn);
 	cs_free(ci, 1);
 	return err;
+}
+
+int kmeta_insn_decode_range(struct kmeta_image *img, uint64_t start, uint64_t end,
+			    struct kmeta_insn **insns, size_t *nr, uint64_t *bad_addr)
+{
+	struct decoder *d = get_decoder(img);
+	const unsigned char *code = kmeta_bytes_at(img, start, end - start);
+	uint64_t addr = start;
+	size_t cap = 0, size = end - start;
+	cs_insn *ci;
+	csh cs;
+
+	*insns = NULL;
+	*nr = 0;
+	*bad_addr = 0;
+	if (!d || !code)
+		return -EINVAL;
+	cs = detail_handle(d);
+	if (!cs)
+		return -ENOMEM;
+	ci = cs_malloc(cs);
+	while (addr < end) {
+		const unsigned char *p = code + (addr - start);
+		const unsigned char *q = p;
+		size_t left = end - addr;
+		uint64_t a = addr;
+
+		size = left < 16 ? left : 16;
+		GROW(*insns, cap, *nr + 1);
+		if (!cs_disasm_iter(cs, &q, &size, &a, ci) ||
+		    fill_insn(ci, p, left, addr, &(*insns)[*nr]) ||
+		    (*insns)[*nr].len > left) {
+			*bad_addr = addr;
+			break;
+		}
+		addr += (*insns)[(*nr)++].len;
+	}
+	cs_free(ci, 1);
+	return 0;
 }
 
 int kmeta_insn_len(struct kmeta_image *img, uint64_t addr)

@@ -170,15 +170,30 @@ enum kmeta_insn_kind {
 	KI_TRAP,	/* int3, int n, ud2, syscall, sysret, iret: no fall-through edge */
 };
 
+enum kmeta_insn_flags {
+	KIF_RIP = 1,	/* target is a RIP-relative memory operand's address */
+	KIF_NOP = 2,	/* a nop of any length */
+	KIF_UD = 4,	/* ud2 or ud1: BUG()/WARN() sites */
+};
+
 struct kmeta_insn {
 	uint64_t addr;
-	uint64_t target;	/* direct branches and calls */
+	uint64_t target;	/* direct branches and calls; KIF_RIP: the operand's address */
 	unsigned char len;
 	unsigned char kind;	/* enum kmeta_insn_kind */
+	unsigned char flags;	/* enum kmeta_insn_flags */
+	unsigned char rel_off;	/* where the rel8/rel32 or disp32 of target is, 0 if none */
+	unsigned char rel_size;	/* 1 or 4; 0 if target is 0 */
 };
 
 /* Decode the instruction at addr; 0 or a negative errno (-EILSEQ: not an instruction) */
 int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn *insn);
+/*
+ * Decode [start, end) in one pass into a malloc'ed array (*insns, *nr).  Stops at the
+ * first undecodable address, returned in *bad_addr (0 if none).  0 or a negative errno.
+ */
+int kmeta_insn_decode_range(struct kmeta_image *img, uint64_t start, uint64_t end,
+			    struct kmeta_insn **insns, size_t *nr, uint64_t *bad_addr);
 /* A jmp, ret, indirect jmp or trap: nothing falls through it */
 static inline bool kmeta_insn_ends_flow(const struct kmeta_insn *insn)
 {

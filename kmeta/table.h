@@ -130,6 +130,18 @@ int table_site_ranges(struct kmeta_image *img, const struct table_desc *d, int l
 /* Which part of the image a site is in: ".text", ".init.text" or "other" */
 const char *table_site_area(struct kmeta_table *t, uint64_t site);
 
+/*
+ * remap.c: an address map from old code to new; false if addr cannot be mapped.
+ * table_remap() re-targets every site and code field of t through it and re-sorts a
+ * table kept sorted by site; *perm (malloc'ed, NULL if no entry moved) gives each old
+ * slot's new slot, *changed the number of fields rewritten.
+ */
+typedef bool (*kmeta_map_fn)(void *ctx, uint64_t addr, uint64_t *out);
+int table_remap(struct kmeta_table *t, kmeta_map_fn map, void *ctx, size_t **perm,
+		size_t *changed);
+/* Store val (an address) into pointer field i of the entry at entry_addr */
+int table_write_field(struct kmeta_table *t, uint64_t entry_addr, unsigned int i, uint64_t val);
+
 /* check.c: reporting from table check hooks */
 void check_report(struct check_ctx *c, uint64_t addr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Decoding every function into ops.  An op is one instruction, or one whole alternative
+ * or paravirt site: the kernel overwrites those bytes at boot with code of its own
+ * length, so they move as a unit and only the displacements of their original branches
+ * are re-targeted (kept as fixes).  Functions kbolt must not touch are marked here:
+ * code in areas with a fixed layout, undecodable bytes, symbols in the middle.
+ */
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kmeta/util.h"
+#include "opt.h"
+
+static const char *const skip_names[SKIP_NR] = {
+	[SKIP_NONE] = "rewritten",
+	[SKIP_FILTERED] = "excluded by --funcs/--skip-funcs",
+	[SKIP_AREA] = "in entry, thunk, static-call or head text",
+	[SKIP_UNDECODABLE] = "undecodable instruction",
+	[SKIP_SYM_INSIDE] = "symbol in its middle",
+	[SKIP_MID_INSN_REF] = "reference into the middle of an instruction",
+	[SKIP_UNDECODED_REF] = "reference from code kbolt did not decode",
+	[SKIP_SHORT_REF] = "rel8 branch into it from elsewhere",
+	[SKIP_FALLS_OFF] = "execution falls off its end",
+	[SKIP_SPLIT_SITE] = "patch site split by an instruction or the function's end",
+	[SKIP_TABLE_ENTRY] = "table entry kbolt cannot map",
+	[SKIP_ODD_TRAP] = "ud2 outside the bug table with bytes after it",
+	[SKIP_NO_FIT] = "no layout fits in its bytes",
+	[SKIP_ORC_BUDGET] = "ORC table full",
+};
+
+const char *skip_reason_name(unsigned int why)
+{
+	return why < SKIP_NR ? skip_names[why] : "?";
+}
+
+bool is_rewritable(const struct func *f)
+{
+	return !f->alias && f->skip == SKIP_NONE;
+}
+
+void skip_func(struct opt *opt, struct func *f, enum skip_reason why, uint64_t addr)
+{
+	(void)opt;
+	if (f->alias || f->skip != SKIP_NONE)
+		return;
+	f->skip = why;
+	f->skip_addr = addr;
+}
+
+struct func *find_func_containing(struct opt *opt, uint64_t addr)
+{
+	size_t lo = 0, hi = opt->nr_funcs;
+	struct func *f;
+
+	while (lo < hi) {	/* first function starting after addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (opt->funcs[mid].sym->addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	f = &opt->funcs[lo - 1];
+	while (f->alias)	/* aliases follow the function they repeat */
+		f--;
+	return addr < f->sym->addr + f->sym->size ? f : NULL;
+}
+
+long find_op_containing(const struct func *f, uint64_t addr)
+{
+	uint32_t off, lo = 0, hi = f->nr_ops;
+
+	if (addr < f->sym->addr || addr >= f->sym->addr + f->sym->size)
+		return -1;
+	off = addr - f->sym->addr;
+	while (lo < hi) {	/* first op starting after off */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (f->ops[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || off >= f->ops[lo - 1].off + f->ops[lo - 1].len)
+		return -1;
+	return lo - 1;
+}
+
+static bool matches_any(const char *name, const char **globs, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!fnmatch(globs[i], name, 0))
+			return true;
+	return false;
+}
+
+static uint64_t sym_addr(struct kmeta_image *img, const char *name)
+{
+	struct kmeta_sym *s = kmeta_find_sym_by_name(img, name);
+
+	return s ? s->addr : 0;
+}
+
+/* Code whose layout the kernel depends on, or that runs before it is itself */
+static bool in_fixed_area(struct opt *opt, uint64_t addr)
+{
+	static const char *const areas[][2] = {
+		{ "__entry_text_start", "__entry_text_end" },
+		{ "__static_call_text_start", "__static_call_text_end" },
+		{ "__indirect_thunk_start", "__indirect_thunk_end" },
+	};
+	struct kmeta_image *img = opt->img;
+
+	for (size_t i = 0; i < ARRAY_SIZE(areas); i++) {
+		uint64_t a = sym_addr(img, areas[i][0]), b = sym_addr(img, areas[i][1]);
+
+		if (a && b && addr >= a && addr < b)
+			return true;
+	}
+	return addr >= img->text_start && addr < opt->head_end;
+}
+
+static void add_fix(struct func *f, const struct fix *x)
+{
+	GROW(f->fixes, f->fixes_cap, f->nr_fixes + 1);
+	f->fixes[f->nr_fixes++] = *x;
+}
+
+static void op_from_insn(struct op *op, const struct kmeta_insn *in, uint64_t start)
+{
+	memset(op, 0, sizeof(*op));
+	op->off = in->addr - start;
+	op->len = in->len;
+	op->kind = in->kind;
+	op->target = in->target;
+	op->rel_off = in->rel_off;
+	op->rel_size = in->rel_size;
+	op->insn_flags = in->flags;
+}
+
+/*
+ * Turn the instructions of [r->start, r->end) into one unit op; their displacements
+ * become fixes.  Returns the index of the first instruction after it, or 0 if the site
+ * does not end on an instruction boundary inside the function.
+ */
+static size_t make_unit(struct func *f, const struct kmeta_insn *insns, size_t i, size_t nr,
+			const struct kmeta_range *r)
+{
+	uint64_t start = f->sym->addr;
+	struct op *op = &f->ops[f->nr_ops];
+
+	if (r->end - r->start > 255 || r->end > start + f->sym->size)
+		return 0;
+	op_from_insn(op, &insns[i], start);
+	op->kind = KI_OTHER;
+	op->target = 0;
+	op->rel_off = op->rel_size = 0;
+	op->len = r->end - r->start;
+	op->flags = OP_UNIT;
+	for (; i < nr && insns[i].addr < r->end; i++) {
+		const struct kmeta_insn *in = &insns[i];
+		struct fix x = {
+			.op = f->nr_ops, .field_off = in->addr - r->start + in->rel_off,
+			.size = in->rel_size, .next_off = in->addr + in->len - r->start,
+			.pcrel = true, .target = in->target,
+		};
+
+		if (in->rel_size)
+			add_fix(f, &x);
+	}
+	if (i == nr ? insns[nr - 1].addr + insns[nr - 1].len != r->end : insns[i].addr != r->end)
+		return 0;
+	f->nr_ops++;
+	return i;
+}
+
+/* First patch site ending after addr */
+static size_t first_site_after(const struct kmeta_range *r, size_t nr, uint64_t addr)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool build_ops(struct opt *opt, struct func *f, const struct kmeta_insn *insns,
+		      size_t nr)
+{
+	const struct kmeta_range *sites;
+	size_t nr_sites, s, i = 0;
+
+	if (kmeta_patch_sites(opt->img, &sites, &nr_sites))
+		nr_sites = 0;
+	s = first_site_after(sites, nr_sites, f->sym->addr);
+	f->ops = xcalloc(nr, sizeof(*f->ops));
+	while (i < nr) {
+		const struct kmeta_insn *in = &insns[i];
+
+		while (s < nr_sites && sites[s].end <= in->addr)
+			s++;
+		if (s < nr_sites && sites[s].start < in->addr + in->len &&
+		    sites[s].start != in->addr) {
+			skip_func(opt, f, SKIP_SPLIT_SITE, sites[s].start);
+			return false;
+		}
+		if (s < nr_sites && sites[s].start == in->addr) {
+			i = make_unit(f, insns, i, nr, &sites[s]);
+			if (!i) {
+				skip_func(opt, f, SKIP_SPLIT_SITE, sites[s].start);
+				return false;
+			}
+			continue;
+		}
+		op_from_insn(&f->ops[f->nr_ops++], in, f->sym->addr);
+		i++;
+	}
+	return true;
+}
+
+static void decode_func(struct opt *opt, struct func *f)
+{
+	struct kmeta_insn *insns;
+	uint64_t bad;
+	size_t nr;
+
+	if (kmeta_insn_decode_range(opt->img, f->sym->addr, f->sym->addr + f->sym->size,
+				    &insns, &nr, &bad) || bad || !nr) {
+		skip_func(opt, f, SKIP_UNDECODABLE, bad ? bad : f->sym->addr);
+		free(insns);
+		return;
+	}
+	f->decoded = build_ops(opt, f, insns, nr);
+	if (!f->decoded) {
+		free(f->ops);
+		f->ops = NULL;
+		f->nr_ops = 0;
+	}
+	free(insns);
+}
+
+/* Any symbol (a label, an object, another function) strictly inside a function */
+static void mark_symbols_inside(struct opt *opt)
+{
+	struct kmeta_image *img = opt->img;
+
+	for (size_t i = 0; i < img->nr_sorted; i++) {
+		struct kmeta_sym *s = img->sorted[i];
+		struct func *f;
+
+		if (s->type == STT_SECTION || s->type == STT_FILE || s->undefined_stub)
+			continue;
+		f = find_func_containing(opt, s->addr);
+		if (f && s->addr != f->sym->addr)
+			skip_func(opt, f, SKIP_SYM_INSIDE, s->addr);
+	}
+}
+
+/* Head text ends where the first function with an ftrace call site starts */
+static uint64_t find_head_end(struct kmeta_image *img)
+{
+	struct kmeta_sym *s = kmeta_find_sym_by_name(img, "__fentry__");
+	uint64_t best = 0;
+
+	for (size_t i = 0; s && i < img->nr_funcs; i++) {
+		struct kmeta_insn in;
+		uint64_t a = img->funcs[i]->addr;
+
+		if (a < img->text_start)
+			continue;
+		if (!kmeta_insn_decode(img, a, &in) && in.kind == KI_CALL && in.target == s->addr) {
+			best = a;
+			break;
+		}
+	}
+	return best;
+}
+
+int decode_funcs(struct opt *opt)
+{
+	struct kmeta_image *img = opt->img;
+	const struct opt_options *o = opt->o;
+
+	opt->nr_funcs = img->nr_funcs;
+	opt->funcs = xcalloc(img->nr_funcs, sizeof(*opt->funcs));
+	opt->head_end = find_head_end(img);
+	for (size_t i = 0; i < img->nr_funcs; i++) {
+		struct func *f = &opt->funcs[i];
+
+		f->sym = img->funcs[i];
+		if (i && f->sym->addr == img->funcs[i - 1]->addr) {
+			f->alias = true;
+			if (f->sym->size != img->funcs[i - 1]->size)
+				skip_func(opt, f - 1, SKIP_SYM_INSIDE, f->sym->addr);
+		}
+	}
+	for (size_t i = 0; i < opt->nr_funcs; i++) {
+		struct func *f = &opt->funcs[i];
+		const char *name = f->sym->name;
+
+		if (f->alias)
+			continue;
+		if ((o->nr_funcs && !matches_any(name, o->funcs, o->nr_funcs)) ||
+		    matches_any(name, o->skip_funcs, o->nr_skip_funcs))
+			skip_func(opt, f, SKIP_FILTERED, f->sym->addr);
+		else if (in_fixed_area(opt, f->sym->addr) || !strcmp(name, "pvh_start_xen"))
+			skip_func(opt, f, SKIP_AREA, f->sym->addr);
+	}
+	mark_symbols_inside(opt);
+	/* every function that can be decoded is: its branches may point into others */
+	for (size_t i = 0; i < opt->nr_funcs; i++)
+		if (!opt->funcs[i].alias)
+			decode_func(opt, &opt->funcs[i]);
+	return 0;
+}

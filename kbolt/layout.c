@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Block order of one function.  Blocks linked by fall-through form chains that cost
+ * nothing to keep together; both layouts move chains and break them only where it pays.
+ *
+ * profile: greedy chain merging (Pettis and Hansen): edges by weight, heaviest first,
+ *          join a chain's tail to another's head; chains that ran go first by heat, the
+ *          entry's chain at the front; never-executed chains last in their old order.
+ * random:  a seeded shuffle of the chains, some broken at random (a torture test of
+ *          the rewriter, not an optimization).
+ *
+ * The first order that fits the function's bytes wins: the preferred one, then safer
+ * ones (cold chains moved to the end only), else the function keeps its old layout.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kmeta/util.h"
+#include "opt.h"
+
+struct chain {
+	uint32_t head, tail;	/* blocks; next[] links them */
+	uint64_t heat;		/* summed block counts */
+	uint32_t nr;
+	uint32_t idx;		/* original position of its head */
+};
+
+struct chains {
+	struct chain *c;
+	uint32_t nr;
+	int32_t *next;		/* per block: the block after it in its chain, -1 */
+	int32_t *of;		/* per block: its chain */
+};
+
+static void chains_free(struct chains *cs)
+{
+	free(cs->c);
+	free(cs->next);
+	free(cs->of);
+}
+
+/* Chains of blocks that fall into each other, in their old order */
+static void chains_init(const struct func *f, struct chains *cs)
+{
+	/* merged chains stay as empty slots, and splits add some: room for both */
+	cs->c = xcalloc(2 * f->nr_bbs, sizeof(*cs->c));
+	cs->next = xmalloc(f->nr_bbs * sizeof(*cs->next));
+	cs->of = xmalloc(f->nr_bbs * sizeof(*cs->of));
+	cs->nr = 0;
+	for (uint32_t b = 0; b < f->nr_bbs; b++) {
+		const struct bb *bb = &f->bbs[b];
+
+		cs->next[b] = -1;
+		cs->of[b] = -1;
+		if (bb->drop)
+			continue;
+		if (b && !f->bbs[b - 1].drop && f->bbs[b - 1].fall == (int32_t)b) {
+			struct chain *c = &cs->c[cs->of[b - 1]];
+
+			cs->next[c->tail] = b;
+			c->tail = b;
+			c->nr++;
+			c->heat += bb->count;
+			cs->of[b] = cs->of[b - 1];
+			continue;
+		}
+		cs->c[cs->nr] = (struct chain){ b, b, bb->count, 1, b };
+		cs->of[b] = cs->nr++;
+	}
+}
+
+static void chains_to_order(struct func *f, const struct chains *cs, const uint32_t *corder)
+{
+	f->nr_order = 0;
+	for (uint32_t k = 0; k < cs->nr; k++)
+		if (cs->c[corder[k]].nr)
+			for (int32_t b = cs->c[corder[k]].head; b >= 0; b = cs->next[b])
+				f->order[f->nr_order++] = b;
+}
+
+static bool order_is_old(const struct func *f)
+{
+	for (uint32_t k = 1; k < f->nr_order; k++)
+		if (f->order[k] < f->order[k - 1])
+			return false;
+	return true;
+}
+
+/* xorshift64*: the same seed gives the same layouts everywhere */
+static uint64_t rnd_next(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dULL;
+}
+
+/* Cut c's chain after block b: the rest becomes a chain of its own */
+static void split_after(struct chains *cs, int32_t b)
+{
+	struct chain *c = &cs->c[cs->of[b]];
+	int32_t n = cs->next[b];
+
+	if (n < 0)
+		return;
+	cs->c[cs->nr] = (struct chain){ n, c->tail, 0, 0, n };
+	for (int32_t x = n; x >= 0; x = cs->next[x]) {
+		cs->of[x] = cs->nr;
+		cs->c[cs->nr].nr++;
+	}
+	c->nr -= cs->c[cs->nr].nr;
+	cs->nr++;
+	c->tail = b;
+	cs->next[b] = -1;
+}
+
+static void merge_chains(struct chains *cs, uint32_t a, uint32_t b);
+
+/*
+ * Put the taken target of a jcc right after it, where that target starts a chain: the
+ * jcc is inverted and no jmp is needed, so this move costs no bytes.
+ */
+static void glue_targets(const struct func *f, struct chains *cs, uint64_t *rs)
+{
+	for (uint32_t b = 0; b < f->nr_bbs; b++) {
+		const struct bb *bb = &f->bbs[b];
+		int32_t t = bb->taken;
+
+		if (bb->drop || bb->term != TERM_JCC || t <= 0 || f->bbs[t].drop ||
+		    cs->c[cs->of[t]].head != (uint32_t)t || cs->of[t] == cs->of[b] || rnd_next(rs) % 2)
+			continue;
+		split_after(cs, b);
+		merge_chains(cs, cs->of[b], cs->of[t]);
+	}
+}
+
+/* Break some chains at random fall-through points: the emitter then adds jmps */
+static void break_chains(const struct func *f, struct chains *cs, uint64_t *rs)
+{
+	for (uint32_t b = 0; b < f->nr_bbs; b++)
+		if (cs->of[b] >= 0 && cs->next[b] >= 0 && !(rnd_next(rs) % 4))
+			split_after(cs, b);
+}
+
+/* Shuffle all chains but the entry's (chain 0, which holds block 0) */
+static void shuffle(uint32_t *corder, uint32_t nr, uint64_t *rs)
+{
+	for (uint32_t k = 0; k < nr; k++)
+		corder[k] = k;
+	for (uint32_t k = nr - 1; k > 1; k--) {
+		uint32_t j = 1 + rnd_next(rs) % k;
+		uint32_t t = corder[k];
+
+		corder[k] = corder[j];
+		corder[j] = t;
+	}
+}
+
+/* 0: planned; -ENOENT: the order is the old one; -ENOSPC: it does not fit */
+static int try_order(struct opt *opt, struct func *f)
+{
+	if (order_is_old(f))
+		return -ENOENT;
+	return emit_plan(opt, f);
+}
+
+/*
+ * Attempts, boldest first: glue jcc targets, break chains and shuffle; then without
+ * the breaks (no added jmps); then only the free moves; then only a shuffle.
+ */
+static int layout_random(struct opt *opt, struct func *f)
+{
+	static const struct { bool glue, brk, shuf; } plan[] = {
+		{ true, true, true }, { true, true, true }, { true, false, true },
+		{ true, false, true }, { true, false, false }, { true, false, false },
+		{ false, false, true }, { false, false, true }, { false, true, false },
+	};
+	uint64_t rs = (opt->o->seed ^ (f->sym->addr * 0x9e3779b97f4a7c15ULL)) | 1;
+	int err = -ENOENT;
+
+	for (size_t attempt = 0; attempt < ARRAY_SIZE(plan); attempt++) {
+		struct chains cs;
+		uint32_t *corder;
+		int r;
+
+		chains_init(f, &cs);
+		if (plan[attempt].glue)
+			glue_targets(f, &cs, &rs);
+		if (plan[attempt].brk)
+			break_chains(f, &cs, &rs);
+		corder = xmalloc(cs.nr * sizeof(*corder));
+		for (uint32_t k = 0; k < cs.nr; k++)
+			corder[k] = k;
+		if (plan[attempt].shuf)
+			shuffle(corder, cs.nr, &rs);
+		chains_to_order(f, &cs, corder);
+		r = try_order(opt, f);
+		free(corder);
+		chains_free(&cs);
+		if (!r)
+			return 0;
+		if (r == -ENOSPC)
+			err = r;
+	}
+	return err;
+}
+
+struct edge_ref {
+	uint64_t w;
+	uint32_t from, to;
+	bool fall;
+};
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct edge_ref *x = a, *y = b;
+
+	if (x->w != y->w)
+		return x->w > y->w ? -1 : 1;
+	if (x->fall != y->fall)
+		return x->fall ? -1 : 1;
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+static void merge_chains(struct chains *cs, uint32_t a, uint32_t b)
+{
+	struct chain *x = &cs->c[a], *y = &cs->c[b];
+
+	cs->next[x->tail] = y->head;
+	x->tail = y->tail;
+	x->heat += y->heat;
+	x->nr += y->nr;
+	for (int32_t k = y->head; k >= 0; k = cs->next[k])
+		cs->of[k] = a;
+	y->nr = 0;	/* empty: skipped when ordering */
+}
+
+/* Greedy: single blocks joined along the heaviest edges first */
+static void greedy_chains(const struct func *f, struct chains *cs)
+{
+	struct edge_ref *e = xcalloc(2 * f->nr_bbs, sizeof(*e));
+	size_t nr = 0;
+
+	cs->c = xcalloc(f->nr_bbs, sizeof(*cs->c));
+	cs->next = xmalloc(f->nr_bbs * sizeof(*cs->next));
+	cs->of = xmalloc(f->nr_bbs * sizeof(*cs->of));
+	cs->nr = 0;
+	for (uint32_t b = 0; b < f->nr_bbs; b++) {
+		const struct bb *bb = &f->bbs[b];
+
+		cs->next[b] = -1;
+		cs->of[b] = -1;
+		if (bb->drop)
+			continue;
+		cs->c[cs->nr] = (struct chain){ b, b, bb->count, 1, b };
+		cs->of[b] = cs->nr++;
+		if (bb->fall >= 0 && !f->bbs[bb->fall].drop)
+			e[nr++] = (struct edge_ref){ bb->w_fall, b, bb->fall, true };
+		if (bb->taken >= 0 && bb->taken != bb->fall && !f->bbs[bb->taken].drop)
+			e[nr++] = (struct edge_ref){ bb->w_taken, b, bb->taken, false };
+	}
+	qsort(e, nr, sizeof(*e), cmp_edge);
+	for (size_t k = 0; k < nr; k++) {
+		int32_t a = cs->of[e[k].from], b = cs->of[e[k].to];
+
+		if (a == b || e[k].to == 0 || cs->c[a].tail != e[k].from ||
+		    cs->c[b].head != e[k].to)
+			continue;
+		if (!e[k].w && !e[k].fall)
+			continue;	/* unprofiled: keep the old fall-throughs only */
+		merge_chains(cs, a, b);
+	}
+	free(e);
+}
+
+static const struct chains *sort_cs;
+
+/* Entry chain, then hot chains by heat per block, then cold ones in old order */
+static int cmp_chain(const void *a, const void *b)
+{
+	const struct chain *x = &sort_cs->c[*(const uint32_t *)a];
+	const struct chain *y = &sort_cs->c[*(const uint32_t *)b];
+	bool xe = x->head == 0, ye = y->head == 0;
+
+	if (xe != ye)
+		return xe ? -1 : 1;
+	if (!x->heat != !y->heat)
+		return x->heat ? -1 : 1;
+	if (x->heat && x->heat * y->nr != y->heat * x->nr)
+		return x->heat * y->nr > y->heat * x->nr ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void order_chains(struct func *f, struct chains *cs)
+{
+	uint32_t *corder = xmalloc(cs->nr * sizeof(*corder)), n = 0;
+
+	for (uint32_t k = 0; k < cs->nr; k++)
+		if (cs->c[k].nr)
+			corder[n++] = k;
+	sort_cs = cs;
+	qsort(corder, n, sizeof(*corder), cmp_chain);
+	f->nr_order = 0;
+	for (uint32_t k = 0; k < n; k++)
+		for (int32_t b = cs->c[corder[k]].head; b >= 0; b = cs->next[b])
+			f->order[f->nr_order++] = b;
+	free(corder);
+}
+
+static int layout_profile(struct opt *opt, struct func *f)
+{
+	struct chains cs;
+
+	if (!f->weight)
+		return -ENOENT;
+	int err;
+
+	greedy_chains(f, &cs);
+	order_chains(f, &cs);
+	chains_free(&cs);
+	err = try_order(opt, f);
+	if (err != -ENOSPC)
+		return err;
+	chains_init(f, &cs);	/* second choice: whole fall-through chains, cold last */
+	order_chains(f, &cs);
+	chains_free(&cs);
+	err = try_order(opt, f);
+	return err == -ENOENT ? -ENOSPC : err;
+}
+
+/*
+ * 0: f has a new layout, planned; -ENOENT: the old one is as good (nothing to move or
+ * no profile for it); -ENOSPC: no new layout fits.
+ */
+int layout_func(struct opt *opt, struct func *f)
+{
+	uint32_t movable = 0;
+
+	f->order = xmalloc(f->nr_bbs * sizeof(*f->order));
+	for (uint32_t b = 1; b < f->nr_bbs; b++)
+		movable += !f->bbs[b].drop;
+	if (!movable)
+		return -ENOENT;
+	if (opt->o->layout == LAYOUT_RANDOM)
+		return layout_random(opt, f);
+	return layout_profile(opt, f);
+}

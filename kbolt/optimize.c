@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbolt optimize: the pipeline, as a table of contents.
+ *
+ *   open the image, read the profile and check it is this kernel's
+ *   orc_read        the old ORC table: states for every old address
+ *   decode_funcs    ops of every function; skips for areas, symbols, bad bytes
+ *   collect_refs    references into bodies (needs every function decoded)
+ *   build_cfg       blocks (needs the references: they make leaders)
+ *   apply_profile   weights onto blocks (needs the blocks)
+ *   layout_func     an order per function, planned by emit (needs the weights)
+ *   orc_fit_budget  functions whose ORC would overflow the table keep their code
+ *   rewrite_image   code, tables, relocations, ORC (needs the final set of moves)
+ *   output          a temporary file, verified against the input, then renamed
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../kmeta/json.h"
+#include "../kmeta/util.h"
+#include "opt.h"
+#include "optimize.h"
+#include "output.h"
+#include "profile_match.h"
+#include "verify.h"
+
+struct opt_stats {
+	size_t funcs, multi_block, moved, moved_multi, unchanged;
+	size_t skips[SKIP_NR];
+	uint64_t skip_weight[SKIP_NR];
+	uint64_t moved_weight, unchanged_weight, total_weight;
+	size_t added_jmps, elided_jmps, inverted, widened_jl;
+	size_t orc_entries;
+};
+
+static int open_inputs(struct opt *opt, const char *in)
+{
+	opt->img = kmeta_open(in);
+	if (!opt->img)
+		return -EINVAL;
+	if (opt->img->is_module) {
+		pr_err(in, "a module: kbolt rewrites a linked vmlinux");
+		return -EINVAL;
+	}
+	if (!opt->img->nr_funcs) {
+		pr_err(in, "no function symbols (stripped?): kbolt needs the vmlinux with its "
+		       "symbol table");
+		return -EINVAL;
+	}
+	if (kmeta_index_relocs(opt->img))
+		return -EINVAL;
+	if (!opt->img->has_relocs) {
+		pr_err(in, "no .rela sections: this vmlinux was linked without --emit-relocs "
+		       "or had them stripped, and kbolt cannot yet prove every reference into "
+		       "code without them");
+		return -EINVAL;
+	}
+	if (!opt->o->profile)
+		return 0;
+	opt->prof = prof_read(opt->o->profile);
+	if (!opt->prof || profile_match(opt->img, opt->prof, opt->o->force))
+		return -EINVAL;
+	return 0;
+}
+
+/* Decide each function's layout; emit plans it */
+static void choose_layouts(struct opt *opt)
+{
+	for (size_t i = 0; i < opt->nr_funcs; i++) {
+		struct func *f = &opt->funcs[i];
+		int err;
+
+		if (!is_rewritable(f) || !f->nr_bbs)
+			continue;
+		err = layout_func(opt, f);
+		if (err == -ENOSPC)
+			skip_func(opt, f, SKIP_NO_FIT, f->sym->addr);
+		if (err)
+			continue;
+		f->moved = true;
+		orc_count_func(opt, f);
+	}
+}
+
+static void count_items(const struct func *f, struct opt_stats *s)
+{
+	for (uint32_t k = 0; k < f->nr_items; k++) {
+		const struct item *it = &f->items[k];
+		const struct op *op = &f->ops[it->op];
+
+		if (it->added)
+			s->added_jmps++;
+		else if (it->type == ITEM_JCC && f->bbs[it->bb].taken != it->target_bb)
+			s->inverted++;
+		else if (it->type == ITEM_JL && it->size != op->len)
+			s->widened_jl++;
+	}
+	for (uint32_t b = 0; b < f->nr_bbs; b++) {
+		const struct bb *bb = &f->bbs[b];
+		bool emitted = false;
+
+		if (bb->term != TERM_JMP || bb->drop)
+			continue;
+		for (uint32_t k = 0; k < f->nr_items && !emitted; k++)
+			emitted = f->items[k].bb == b && f->items[k].type == ITEM_JMP &&
+				  !f->items[k].added;
+		s->elided_jmps += !emitted;
+	}
+}
+
+static void gather_stats(struct opt *opt, struct opt_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->total_weight = opt->total_weight;
+	for (size_t i = 0; i < opt->nr_funcs; i++) {
+		const struct func *f = &opt->funcs[i];
+		bool multi = f->nr_bbs >= 2;
+
+		if (f->alias)
+			continue;
+		s->funcs++;
+		s->multi_block += multi;
+		if (f->moved) {
+			s->moved++;
+			s->moved_multi += multi;
+			s->moved_weight += f->weight;
+			s->orc_entries += f->orc_new;
+			count_items(f, s);
+		} else if (f->skip == SKIP_NONE) {
+			s->unchanged++;
+			s->unchanged_weight += f->weight;
+		} else {
+			s->skips[f->skip]++;
+			s->skip_weight[f->skip] += f->weight;
+		}
+	}
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0.0;
+}
+
+static void print_stats_text(const struct opt_stats *s, bool have_profile)
+{
+	printf("functions: %zu, %zu with two or more blocks\n", s->funcs, s->multi_block);
+	printf("  rewritten: %zu (%.1f%% of multi-block functions: %zu)\n", s->moved,
+	       pct(s->moved_multi, s->multi_block), s->moved_multi);
+	printf("  unchanged (already in order, one chain, or no profile): %zu\n", s->unchanged);
+	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++)
+		if (s->skips[r])
+			printf("  skipped, %s: %zu%s", skip_reason_name(r), s->skips[r],
+			       have_profile ? "" : "\n");
+	if (have_profile) {
+		printf("\n");
+		for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++)
+			if (s->skips[r])
+				printf("    %s: %.2f%% of profile weight\n", skip_reason_name(r),
+				       pct(s->skip_weight[r], s->total_weight));
+		printf("profile weight in rewritten functions: %.2f%%, in unchanged ones: %.2f%%\n",
+		       pct(s->moved_weight, s->total_weight),
+		       pct(s->unchanged_weight, s->total_weight));
+	}
+	printf("branches: %zu jmps added, %zu jmps removed, %zu jccs inverted, %zu jump-label "
+	       "sites widened to 5 bytes\n", s->added_jmps, s->elided_jmps, s->inverted,
+	       s->widened_jl);
+}
+
+static void print_stats_json(const struct opt_stats *s, bool pretty)
+{
+	struct json j;
+
+	json_init(&j, stdout, pretty);
+	json_obj_open(&j);
+	json_key(&j, "functions");
+	json_u64(&j, s->funcs);
+	json_key(&j, "multi_block");
+	json_u64(&j, s->multi_block);
+	json_key(&j, "rewritten");
+	json_u64(&j, s->moved);
+	json_key(&j, "rewritten_multi_block");
+	json_u64(&j, s->moved_multi);
+	json_key(&j, "unchanged");
+	json_u64(&j, s->unchanged);
+	json_key(&j, "skipped");
+	json_obj_open(&j);
+	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++) {
+		json_key(&j, skip_reason_name(r));
+		json_obj_open(&j);
+		json_key(&j, "functions");
+		json_u64(&j, s->skips[r]);
+		json_key(&j, "weight");
+		json_u64(&j, s->skip_weight[r]);
+		json_obj_close(&j);
+	}
+	json_obj_close(&j);
+	json_key(&j, "profile_weight");
+	json_u64(&j, s->total_weight);
+	json_key(&j, "rewritten_weight");
+	json_u64(&j, s->moved_weight);
+	json_key(&j, "jmps_added");
+	json_u64(&j, s->added_jmps);
+	json_key(&j, "jmps_removed");
+	json_u64(&j, s->elided_jmps);
+	json_key(&j, "jccs_inverted");
+	json_u64(&j, s->inverted);
+	json_key(&j, "jump_labels_widened");
+	json_u64(&j, s->widened_jl);
+	json_obj_close(&j);
+	json_end(&j);
+}
+
+/* What the note records: enough to redo the run */
+static char *make_record(const struct opt_options *o, uint64_t prof_digest)
+{
+	const char *layout = o->layout == LAYOUT_RANDOM ? "random" : "profile";
+	char *funcs = xstrdup(""), *s;
+
+	for (size_t i = 0; i < o->nr_funcs; i++) {
+		s = xasprintf("%s --funcs %s", funcs, o->funcs[i]);
+		free(funcs);
+		funcs = s;
+	}
+	for (size_t i = 0; i < o->nr_skip_funcs; i++) {
+		s = xasprintf("%s --skip-funcs %s", funcs, o->skip_funcs[i]);
+		free(funcs);
+		funcs = s;
+	}
+	s = xasprintf("kbolt %s; options: --layout %s --seed %" PRIu64 "%s; profile: %016" PRIx64,
+		      KBOLT_VERSION_STRING, layout, o->seed, funcs, prof_digest);
+	free(funcs);
+	return s;
+}
+
+static void debug_dump(struct opt *opt)
+{
+	const char *name = getenv("KBOLT_DEBUG_FUNC");
+
+	for (size_t i = 0; name && i < opt->nr_funcs; i++) {
+		struct func *f = &opt->funcs[i];
+
+		if (strcmp(f->sym->name, name))
+			continue;
+		fprintf(stderr, "%s: skip %s moved %d ops %u bbs %u\n", name,
+			skip_reason_name(f->skip), f->moved, f->nr_ops, f->nr_bbs);
+		for (uint32_t b = 0; b < f->nr_bbs; b++)
+			fprintf(stderr, "  bb%u +0x%x nr %u taken %d fall %d term %d drop %d new +0x%x\n",
+				b, f->ops[f->bbs[b].first].off, f->bbs[b].nr, f->bbs[b].taken,
+				f->bbs[b].fall, f->bbs[b].term, f->bbs[b].drop, f->bbs[b].new_off);
+		for (uint32_t k = 0; k < f->nr_ops; k++)
+			fprintf(stderr, "  op +0x%x len %u kind %u flags 0x%x iflags 0x%x new +0x%x\n",
+				f->ops[k].off, f->ops[k].len, f->ops[k].kind, f->ops[k].flags,
+				f->ops[k].insn_flags, f->ops[k].new_off);
+	}
+}
+
+static int run_pipeline(struct opt *opt)
+{
+	if (orc_read(opt) || decode_funcs(opt) || collect_refs(opt))
+		return -EINVAL;
+	for (size_t i = 0; i < opt->nr_funcs; i++)
+		if (opt->funcs[i].decoded)
+			build_cfg(opt, &opt->funcs[i]);
+	apply_profile(opt);
+	choose_layouts(opt);
+	orc_fit_budget(opt);
+	debug_dump(opt);
+	return rewrite_image(opt);
+}
+
+static void opt_free(struct opt *opt)
+{
+	for (size_t i = 0; opt->funcs && i < opt->nr_funcs; i++) {
+		struct func *f = &opt->funcs[i];
+
+		free(f->ops);
+		free(f->bbs);
+		free(f->fixes);
+		free(f->order);
+		free(f->items);
+		free(f->code);
+	}
+	free(opt->funcs);
+	free(opt->orc_ips);
+	free(opt->extra.insns);
+	prof_free(opt->prof);
+	kmeta_close(opt->img);
+}
+
+int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
+		   const struct optimize_report *rep)
+{
+	struct opt opt = { .o = o };
+	struct opt_stats s;
+	uint64_t prof_digest = 0;
+	struct stat st;
+	char *record = NULL, *tmp = NULL;
+	int err;
+
+	err = open_inputs(&opt, in);
+	if (!err && o->profile)
+		err = digest_file(o->profile, &prof_digest);
+	if (!err)
+		err = run_pipeline(&opt);
+	if (!err) {
+		record = make_record(o, prof_digest);
+		err = stat(in, &st) ? -errno : 0;
+	}
+	if (!err)
+		err = output_write_temp(opt.img, out, record, st.st_mode, &tmp);
+	if (!err)
+		err = kbolt_verify(in, tmp, &(struct verify_report){ .quiet = true });
+	if (tmp)
+		err = output_finish(tmp, out, err);
+	if (!err && rep->stats) {
+		gather_stats(&opt, &s);
+		if (rep->json)
+			print_stats_json(&s, rep->pretty);
+		else
+			print_stats_text(&s, opt.prof);
+	}
+	free(record);
+	free(tmp);
+	opt_free(&opt);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ORC table regenerated for moved code.  The unwinder takes, for an address, the
+ * last entry at or below it, so an entry describes the stack from its ip to the next
+ * entry's.  For each emitted instruction of a moved function the state is the one its
+ * old address had (an added jmp: the state where it jumps to, which is where the block
+ * used to fall); an entry is written where the state changes, entries inside patch-site
+ * units are copied at their offsets, and one more entry at the function's end keeps
+ * whatever follows it described as before.  The table has a fixed number of slots:
+ * functions whose new entries would overflow it keep their old code, and unused slots
+ * repeat the last entry (same ip, same state: the lookup result does not change).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kmeta/util.h"
+#include "opt.h"
+
+#define ORC_SIZE 6
+
+struct orc_out {
+	uint64_t ip;
+	const unsigned char *e;
+	size_t seq;	/* insertion order: entries at one ip keep theirs */
+};
+
+struct orc_list {
+	struct orc_out *v;
+	size_t nr, cap;
+	const unsigned char *last;	/* state of the last entry added */
+};
+
+int orc_read(struct opt *opt)
+{
+	struct kmeta_sec *ip = kmeta_find_sec_by_name(opt->img, ".orc_unwind_ip");
+	struct kmeta_sec *orc = kmeta_find_sec_by_name(opt->img, ".orc_unwind");
+
+	if (!ip || !orc || !ip->data || !orc->data || ip->size / 4 != orc->size / ORC_SIZE) {
+		pr_err(opt->img->path, "no ORC table (.orc_unwind_ip, .orc_unwind): kbolt needs "
+		       "CONFIG_UNWINDER_ORC to rewrite a kernel");
+		return -ENOENT;
+	}
+	opt->nr_orc = ip->size / 4;
+	opt->orc_ips = xmalloc(opt->nr_orc * sizeof(*opt->orc_ips));
+	opt->orc_entries = orc->data;
+	for (size_t k = 0; k < opt->nr_orc; k++) {
+		opt->orc_ips[k] = ip->addr + 4 * k + (int64_t)(int32_t)get_u32(ip->data + 4 * k);
+		if (k && opt->orc_ips[k] < opt->orc_ips[k - 1]) {
+			pr_err(opt->img->path, "orc: entry %zu is out of order: the table is "
+			       "not sorted", k);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Index of the first old entry with ip >= addr */
+static size_t orc_lower(const struct opt *opt, uint64_t addr)
+{
+	size_t lo = 0, hi = opt->nr_orc;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (opt->orc_ips[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The old state at addr, NULL if no entry covers it */
+static const unsigned char *old_state(const struct opt *opt, uint64_t addr)
+{
+	size_t k = orc_lower(opt, addr + 1);
+
+	return k ? opt->orc_entries + (k - 1) * ORC_SIZE : NULL;
+}
+
+static void add_entry(struct orc_list *l, uint64_t ip, const unsigned char *e, bool always)
+{
+	if (!e || (!always && l->last && !memcmp(l->last, e, ORC_SIZE)))
+		return;
+	GROW(l->v, l->cap, l->nr + 1);
+	l->v[l->nr] = (struct orc_out){ ip, e, l->nr };
+	l->nr++;
+	l->last = e;
+}
+
+/* The entries of f's new code, into l */
+static void gen_func(const struct opt *opt, const struct func *f, struct orc_list *l)
+{
+	uint64_t start = f->sym->addr, end = start + f->sym->size;
+
+	l->last = NULL;
+	for (uint32_t k = 0; k < f->nr_items; k++) {
+		const struct item *it = &f->items[k];
+		const struct op *op = &f->ops[it->op];
+		uint64_t old = start + op->off;
+
+		add_entry(l, start + it->new_off, old_state(opt, old), false);
+		if (!(op->flags & OP_UNIT) || it->type != ITEM_OP)
+			continue;
+		for (size_t i = orc_lower(opt, old + 1); i < opt->nr_orc &&
+		     opt->orc_ips[i] < old + op->len; i++)
+			add_entry(l, start + it->new_off + (opt->orc_ips[i] - old),
+				  opt->orc_entries + i * ORC_SIZE, false);
+	}
+	{
+		size_t i = orc_lower(opt, end);
+
+		if (i == opt->nr_orc || opt->orc_ips[i] != end)
+			add_entry(l, end, old_state(opt, end), true);
+	}
+}
+
+int orc_count_func(struct opt *opt, struct func *f)
+{
+	struct orc_list l = { 0 };
+	uint64_t start = f->sym->addr;
+
+	gen_func(opt, f, &l);
+	f->orc_new = l.nr;
+	f->orc_old = orc_lower(opt, start + f->sym->size) - orc_lower(opt, start);
+	free(l.v);
+	return 0;
+}
+
+static int cmp_delta(const void *a, const void *b)
+{
+	const struct func *x = *(struct func *const *)a, *y = *(struct func *const *)b;
+	int64_t dx = (int64_t)x->orc_new - x->orc_old, dy = (int64_t)y->orc_new - y->orc_old;
+
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return x->sym->addr < y->sym->addr ? -1 : x->sym->addr > y->sym->addr;
+}
+
+int orc_fit_budget(struct opt *opt)
+{
+	struct func **moved = xmalloc(opt->nr_funcs * sizeof(*moved));
+	size_t nr = 0;
+	int64_t total = opt->nr_orc;
+
+	for (size_t i = 0; i < opt->nr_funcs; i++) {
+		struct func *f = &opt->funcs[i];
+
+		if (f->moved) {
+			moved[nr++] = f;
+			total += (int64_t)f->orc_new - f->orc_old;
+		}
+	}
+	qsort(moved, nr, sizeof(*moved), cmp_delta);
+	for (size_t i = 0; i < nr && total > (int64_t)opt->nr_orc; i++) {
+		total -= (int64_t)moved[i]->orc_new - moved[i]->orc_old;
+		moved[i]->moved = false;
+		skip_func(opt, moved[i], SKIP_ORC_BUDGET, moved[i]->sym->addr);
+	}
+	free(moved);
+	return 0;
+}
+
+static int cmp_out(const void *a, const void *b)
+{
+	const struct orc_out *x = a, *y = b;
+
+	if (x->ip != y->ip)
+		return x->ip < y->ip ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Old entries outside moved functions, new ones inside, sorted; NULL on overflow */
+static struct orc_out *build_table(struct opt *opt, size_t *nr)
+{
+	struct orc_list l = { 0 };
+
+	for (size_t k = 0; k < opt->nr_orc; k++) {
+		struct func *f = find_func_containing(opt, opt->orc_ips[k]);
+
+		if (!f || !f->moved)
+			add_entry(&l, opt->orc_ips[k], opt->orc_entries + k * ORC_SIZE, true);
+	}
+	for (size_t i = 0; i < opt->nr_funcs; i++)
+		if (opt->funcs[i].moved)
+			gen_func(opt, &opt->funcs[i], &l);
+	qsort(l.v, l.nr, sizeof(*l.v), cmp_out);
+	*nr = l.nr;
+	if (l.nr > opt->nr_orc) {
+		pr_err(opt->img->path, "orc: %zu entries do not fit the table's %zu slots",
+		       l.nr, opt->nr_orc);
+		free(l.v);
+		return NULL;
+	}
+	return l.v;
+}
+
+int orc_write(struct opt *opt)
+{
+	struct kmeta_sec *ip = kmeta_find_sec_by_name(opt->img, ".orc_unwind_ip");
+	struct kmeta_sec *orc = kmeta_find_sec_by_name(opt->img, ".orc_unwind");
+	unsigned char *entries = xmalloc(opt->nr_orc * ORC_SIZE);
+	struct orc_out *v;
+	size_t nr;
+
+	v = build_table(opt, &nr);
+	if (!v) {
+		free(entries);
+		return -ENOSPC;
+	}
+	for (size_t k = 0; k < opt->nr_orc; k++) {
+		const struct orc_out *o = &v[k < nr ? k : nr - 1];
+		uint64_t slot = ip->addr + 4 * k;
+
+		put_u32(ip->data + 4 * k, (uint32_t)(o->ip - slot));
+		memcpy(entries + k * ORC_SIZE, o->e, ORC_SIZE);
+	}
+	/* the entries point into the old table: copy last */
+	memcpy(orc->data, entries, opt->nr_orc * ORC_SIZE);
+	for (size_t k = 0; k < opt->nr_orc; k++)
+		opt->orc_ips[k] = v[k < nr ? k : nr - 1].ip;
+	free(entries);
+	free(v);
+	return 0;
+}

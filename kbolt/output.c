@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Writing the output: a new build-id (derived from the old one, kbolt's version, the
+ * options and the profile's digest, so the same inputs give the same id), a
+ * non-allocated .note.kbolt section that records those, and the file written to a
+ * temporary name in the output's directory and renamed over the output only when
+ * complete.  The note goes at the end of the file with a new section-name table and
+ * section header table; nothing the kernel loads moves.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../kmeta/util.h"
+#include "output.h"
+
+#define NT_GNU_BUILD_ID 3
+#define NT_KBOLT 1
+
+uint64_t digest_update(uint64_t h, const void *buf, size_t size)
+{
+	const unsigned char *p = buf;
+
+	for (size_t i = 0; i < size; i++) {	/* FNV-1a */
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+int digest_file(const char *path, uint64_t *out)
+{
+	unsigned char buf[65536];
+	uint64_t h = DIGEST_INIT;
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	if (!f) {
+		pr_err(path, "%s", strerror(errno));
+		return -errno;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		h = digest_update(h, buf, n);
+	fclose(f);
+	*out = h;
+	return 0;
+}
+
+/* The descriptor of the GNU build-id note in allocated note sections, NULL if none */
+static unsigned char *find_build_id(struct kmeta_image *img, uint32_t *size)
+{
+	for (size_t i = 1; i < img->nr_secs; i++) {
+		struct kmeta_sec *sec = &img->secs[i];
+		uint64_t off = 0;
+
+		if (sec->type != SHT_NOTE || !sec->data)
+			continue;
+		while (off + 12 <= sec->size) {
+			uint32_t namesz = get_u32(sec->data + off), descsz = get_u32(sec->data + off + 4);
+			uint32_t type = get_u32(sec->data + off + 8);
+			uint64_t desc = off + 12 + ((namesz + 3) & ~3U);
+
+			if (desc + descsz > sec->size)
+				break;
+			if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+			    !memcmp(sec->data + off + 12, "GNU", 4)) {
+				*size = descsz;
+				return sec->data + desc;
+			}
+			off = desc + ((descsz + 3) & ~3U);
+		}
+	}
+	return NULL;
+}
+
+static void set_build_id(struct kmeta_image *img, const char *record)
+{
+	uint32_t size;
+	unsigned char *id = find_build_id(img, &size);
+	uint64_t h;
+
+	if (!id)
+		return;
+	h = digest_update(DIGEST_INIT, id, size);
+	h = digest_update(h, record, strlen(record));
+	for (uint32_t i = 0; i < size; i += 8) {
+		uint64_t v = digest_update(h, &i, sizeof(i));
+
+		memcpy(id + i, &v, size - i < 8 ? size - i : 8);
+	}
+}
+
+static int write_all(int fd, const void *buf, size_t size)
+{
+	const unsigned char *p = buf;
+
+	while (size) {
+		ssize_t n = write(fd, p, size);
+
+		if (n < 0)
+			return -errno;
+		p += n;
+		size -= n;
+	}
+	return 0;
+}
+
+static void put_shdr(unsigned char *p, const Elf64_Shdr *sh)
+{
+	memcpy(p, sh, sizeof(*sh));	/* x86-64 only: host and file are little-endian */
+}
+
+/* The file's tail: note, section names, section headers (all after the old contents) */
+static int write_tail(struct kmeta_image *img, int fd, const char *record)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->map;
+	uint64_t off = img->map_size, note_off, names_off, shoff;
+	size_t namesz = strlen("kbolt") + 1, descsz = strlen(record) + 1;
+	size_t note_size = 12 + ((namesz + 3) & ~3U) + ((descsz + 3) & ~3U);
+	const Elf64_Shdr *old_sh = (const Elf64_Shdr *)(img->map + eh->e_shoff);
+	const Elf64_Shdr *str_sh = &old_sh[eh->e_shstrndx];
+	size_t names_size = str_sh->sh_size + strlen(".note.kbolt") + 1;
+	size_t tail_size, nr = eh->e_shnum;
+	unsigned char *tail;
+	Elf64_Shdr sh;
+	Elf64_Ehdr neh = *eh;
+	int err;
+
+	note_off = (off + 7) & ~7ULL;
+	names_off = note_off + note_size;
+	shoff = (names_off + names_size + 7) & ~7ULL;
+	tail_size = shoff + (nr + 1) * sizeof(Elf64_Shdr) - off;
+	tail = xcalloc(1, tail_size);
+	put_u32(tail + note_off - off, namesz);
+	put_u32(tail + note_off - off + 4, descsz);
+	put_u32(tail + note_off - off + 8, NT_KBOLT);
+	memcpy(tail + note_off - off + 12, "kbolt", namesz);
+	memcpy(tail + note_off - off + 12 + ((namesz + 3) & ~3U), record, descsz);
+	memcpy(tail + names_off - off, img->map + str_sh->sh_offset, str_sh->sh_size);
+	memcpy(tail + names_off - off + str_sh->sh_size, ".note.kbolt", strlen(".note.kbolt") + 1);
+	for (size_t i = 0; i < nr; i++) {
+		sh = old_sh[i];
+		if (i == eh->e_shstrndx) {
+			sh.sh_offset = names_off;
+			sh.sh_size = names_size;
+		}
+		put_shdr(tail + shoff - off + i * sizeof(sh), &sh);
+	}
+	sh = (Elf64_Shdr){ .sh_name = str_sh->sh_size, .sh_type = SHT_NOTE,
+			   .sh_offset = note_off, .sh_size = note_size, .sh_addralign = 4 };
+	put_shdr(tail + shoff - off + nr * sizeof(sh), &sh);
+	neh.e_shoff = shoff;
+	neh.e_shnum = nr + 1;
+	err = write_all(fd, &neh, sizeof(neh));
+	if (!err)
+		err = write_all(fd, img->map + sizeof(neh), img->map_size - sizeof(neh));
+	if (!err)
+		err = write_all(fd, tail, tail_size);
+	free(tail);
+	return err;
+}
+
+/* Sections whose contents libelf keeps apart from the file image go back into it */
+static void sync_sections(struct kmeta_image *img)
+{
+	for (size_t i = 1; i < img->nr_secs; i++) {
+		struct kmeta_sec *sec = &img->secs[i];
+		GElf_Shdr sh;
+
+		if (!sec->data || sec->type == SHT_NOBITS || !gelf_getshdr(sec->scn, &sh) ||
+		    sh.sh_offset + sh.sh_size > img->map_size)
+			continue;
+		if (sec->data != img->map + sh.sh_offset)
+			memcpy(img->map + sh.sh_offset, sec->data, sh.sh_size);
+	}
+}
+
+static bool can_extend(struct kmeta_image *img)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->map;
+
+	return img->map_size >= sizeof(*eh) && eh->e_shnum && eh->e_shnum < SHN_LORESERVE &&
+	       eh->e_shstrndx < eh->e_shnum && eh->e_shentsize == sizeof(Elf64_Shdr) &&
+	       eh->e_shoff + eh->e_shnum * sizeof(Elf64_Shdr) <= img->map_size;
+}
+
+int output_write_temp(struct kmeta_image *img, const char *path, const char *record,
+		      mode_t mode, char **tmp_out)
+{
+	char *dir_copy = xstrdup(path), *tmp;
+	const char *dir = dirname(dir_copy);
+	int fd, err;
+
+	*tmp_out = NULL;
+	if (!can_extend(img)) {
+		pr_err(img->path, "section headers kbolt cannot extend");
+		free(dir_copy);
+		return -EINVAL;
+	}
+	tmp = xasprintf("%s/.kbolt-XXXXXX", dir);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		err = -errno;
+		pr_err(path, "cannot create a file in %s: %s", dir, strerror(errno));
+		free(tmp);
+		free(dir_copy);
+		return err;
+	}
+	set_build_id(img, record);
+	sync_sections(img);
+	err = write_tail(img, fd, record);
+	if (!err && fchmod(fd, mode & 0777))
+		err = -errno;
+	if (close(fd) && !err)
+		err = -errno;
+	if (err) {
+		pr_err(path, "cannot write: %s", strerror(-err));
+		unlink(tmp);
+		free(tmp);
+	} else {
+		*tmp_out = tmp;
+	}
+	free(dir_copy);
+	return err;
+}
+
+int output_finish(const char *tmp, const char *path, int err)
+{
+	if (!err && rename(tmp, path)) {
+		err = -errno;
+		pr_err(path, "cannot rename %s to it: %s", tmp, strerror(errno));
+	}
+	if (err && getenv("KBOLT_DEBUG_KEEP"))
+		fprintf(stderr, "kept %s\n", tmp);
+	else if (err)
+		unlink(tmp);
+	return err;
+}

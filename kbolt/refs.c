@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Everything that points into a function body from outside the instruction stream:
+ * table entries, ORC entries, relocations, branches and %rip operands of other code
+ * (other functions, alternative replacements, .altinstr_aux).  Each reference must land
+ * on an op boundary (or inside a patch-site unit, which moves whole); it makes its
+ * target a block leader and, for table sites, freezes the op's encoding.  A reference
+ * kbolt cannot account for leaves the function it points into untouched.
+ *
+ * Must run after decode_funcs() and before build_cfg().
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kmeta/table.h"
+#include "../kmeta/util.h"
+#include "opt.h"
+
+#define BUGFLAG_WARNING 1
+
+/*
+ * Check that addr, inside f, can be mapped: an op start, or inside a unit.  Returns the
+ * op starting at addr, -1 otherwise (f is then skipped unless addr is inside a unit).
+ */
+static long ref_op(struct opt *opt, struct func *f, uint64_t addr, enum skip_reason why)
+{
+	long i = find_op_containing(f, addr);
+
+	if (i < 0) {
+		skip_func(opt, f, why, addr);
+		return -1;
+	}
+	if (f->ops[i].off == addr - f->sym->addr)
+		return i;
+	if (!(f->ops[i].flags & OP_UNIT))
+		skip_func(opt, f, why, addr);
+	return -1;
+}
+
+/* A reference from outside f's instruction stream to addr in f */
+static void add_ref(struct opt *opt, uint64_t addr, uint16_t flags)
+{
+	struct func *f = find_func_containing(opt, addr);
+	long i;
+
+	if (!f || !f->decoded)
+		return;
+	i = ref_op(opt, f, addr, SKIP_MID_INSN_REF);
+	if (i >= 0)
+		f->ops[i].flags |= flags;
+}
+
+static void mark_table_entry(struct opt *opt, struct kmeta_table *t, const struct kmeta_entry *e)
+{
+	const struct layout *l = t->layout;
+	struct func *f = e->site ? find_func_containing(opt, e->site) : NULL;
+	long i = f && f->decoded ? ref_op(opt, f, e->site, SKIP_MID_INSN_REF) : -1;
+
+	for (unsigned int k = 0; k < TABLE_MAX_FIELDS && l->fields[k].name; k++)
+		if (l->fields[k].role == FR_CODE && e->val[k])
+			add_ref(opt, e->val[k], OP_LEADER | OP_EXTREF);
+	if (i < 0)
+		return;
+	f->ops[i].flags |= OP_FIXED;
+	if (!strcmp(t->desc->name, "jump_table")) {
+		if (f->ops[i].flags & OP_UNIT) {
+			skip_func(opt, f, SKIP_TABLE_ENTRY, e->site);
+			return;
+		}
+		f->ops[i].flags |= OP_JL;
+		f->ops[i].target = e->val[1];
+	} else if (!strcmp(t->desc->name, "bug_table") && (e->val[3] & BUGFLAG_WARNING)) {
+		f->ops[i].flags |= OP_WARN;
+	}
+}
+
+static int mark_tables(struct opt *opt)
+{
+	for (unsigned int d = 0; d < nr_table_descs; d++) {
+		struct kmeta_table *t = table_get(opt->img, table_descs[d]);
+		struct kmeta_entry e;
+
+		if (!t)
+			return -1;
+		if (!t->present || !strcmp(t->desc->name, "orc"))
+			continue;
+		for (size_t k = 0; k < t->nr_slots; k++) {
+			if (table_read_entry(t, k, &e))
+				return -1;
+			if (!e.filler)
+				mark_table_entry(opt, t, &e);
+		}
+	}
+	return 0;
+}
+
+/* ORC entries are regenerated, but each must describe an instruction kbolt knows */
+static void check_orc(struct opt *opt)
+{
+	for (size_t k = 0; k < opt->nr_orc; k++) {
+		struct func *f = find_func_containing(opt, opt->orc_ips[k]);
+
+		if (f && f->decoded)
+			ref_op(opt, f, opt->orc_ips[k], SKIP_MID_INSN_REF);
+	}
+}
+
+/* A branch or %rip operand of from_func (NULL: code that is no function) to target */
+static void code_ref(struct opt *opt, struct func *from_func, uint64_t target,
+		     unsigned int rel_size, bool is_branch)
+{
+	struct func *f = find_func_containing(opt, target);
+	long i;
+
+	if (!f || !f->decoded || (target == f->sym->addr && f != from_func))
+		return;
+	i = ref_op(opt, f, target, SKIP_MID_INSN_REF);
+	if (i < 0) {
+		skip_func(opt, f, SKIP_SPLIT_SITE, target);
+		return;
+	}
+	f->ops[i].flags |= OP_LEADER;
+	if (f != from_func) {
+		f->ops[i].flags |= OP_EXTREF;
+		if (rel_size == 1)
+			skip_func(opt, f, SKIP_SHORT_REF, target);
+	} else if (!is_branch) {
+		f->ops[i].flags |= OP_EXTREF;	/* its address is taken */
+	}
+}
+
+static void mark_code_refs(struct opt *opt)
+{
+	for (size_t n = 0; n < opt->nr_funcs; n++) {
+		struct func *g = &opt->funcs[n];
+
+		if (!g->decoded)
+			continue;
+		for (uint32_t i = 0; i < g->nr_ops; i++) {
+			const struct op *op = &g->ops[i];
+
+			if (op->rel_size)
+				code_ref(opt, g, op->target, op->rel_size,
+					 !(op->insn_flags & KIF_RIP));
+		}
+		for (size_t k = 0; k < g->nr_fixes; k++)
+			code_ref(opt, g, g->fixes[k].target, g->fixes[k].size, false);
+	}
+	for (size_t k = 0; k < opt->extra.nr; k++) {
+		const struct kmeta_insn *in = &opt->extra.insns[k];
+
+		if (in->rel_size)
+			code_ref(opt, NULL, in->target, in->rel_size, false);
+	}
+}
+
+static void add_extra(struct opt *opt, uint64_t start, uint64_t end)
+{
+	struct kmeta_insn *insns;
+	uint64_t bad;
+	size_t nr;
+
+	if (end <= start || kmeta_insn_decode_range(opt->img, start, end, &insns, &nr, &bad))
+		return;
+	GROW(opt->extra.insns, opt->extra.cap, opt->extra.nr + nr);
+	memcpy(opt->extra.insns + opt->extra.nr, insns, nr * sizeof(*insns));
+	opt->extra.nr += nr;
+	free(insns);
+}
+
+static int cmp_insn_addr(const void *a, const void *b)
+{
+	const struct kmeta_insn *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Alternative replacements and .altinstr_aux: code without function symbols */
+static int decode_extra(struct opt *opt)
+{
+	extern const struct table_desc alternatives_table;
+	struct kmeta_table *t = table_get(opt->img, &alternatives_table);
+	struct kmeta_sec *aux = kmeta_find_sec_by_name(opt->img, ".altinstr_aux");
+	struct kmeta_entry e;
+
+	if (!t)
+		return -1;
+	for (size_t k = 0; t->present && k < t->nr_slots; k++) {
+		if (table_read_entry(t, k, &e))
+			return -1;
+		add_extra(opt, e.val[1], e.val[1] + e.val[4]);
+	}
+	if (aux && aux->data)
+		add_extra(opt, aux->addr, aux->addr + aux->size);
+	sort_array(opt->extra.insns, opt->extra.nr, sizeof(*opt->extra.insns), cmp_insn_addr);
+	return 0;
+}
+
+static const struct kmeta_insn *find_extra_insn(struct opt *opt, uint64_t addr)
+{
+	size_t lo = 0, hi = opt->extra.nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (opt->extra.insns[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= opt->extra.insns[lo - 1].addr + opt->extra.insns[lo - 1].len)
+		return NULL;
+	return &opt->extra.insns[lo - 1];
+}
+
+static bool is_pcrel(uint32_t type)
+{
+	return type == R_X86_64_PC32 || type == R_X86_64_PLT32 || type == R_X86_64_PC64;
+}
+
+static unsigned int reloc_size(uint32_t type)
+{
+	return type == R_X86_64_64 || type == R_X86_64_PC64 ? 8 : 4;
+}
+
+/* Does a fix of g's op i cover the field at off? */
+static bool has_fix_at(const struct func *g, uint32_t i, uint32_t off)
+{
+	for (size_t k = 0; k < g->nr_fixes; k++)
+		if (g->fixes[k].op == i && g->fixes[k].field_off == off)
+			return true;
+	return false;
+}
+
+/* A relocation applied inside decoded function g */
+static void reloc_in_func(struct opt *opt, struct func *g, const struct kmeta_reloc *r)
+{
+	long i = find_op_containing(g, r->addr);
+	struct op *op;
+	uint32_t off;
+
+	if (i < 0) {
+		skip_func(opt, g, SKIP_MID_INSN_REF, r->addr);
+		return;
+	}
+	op = &g->ops[i];
+	off = r->addr - g->sym->addr - op->off;
+	op->flags |= OP_FIXED;
+	if (is_pcrel(r->type)) {
+		if (!(op->rel_size == 4 && op->rel_off == off) && !has_fix_at(g, i, off))
+			skip_func(opt, g, SKIP_UNDECODED_REF, r->addr);
+		return;
+	}
+	{
+		struct fix x = { .op = i, .field_off = off, .size = reloc_size(r->type),
+				 .target = r->target };
+
+		GROW(g->fixes, g->fixes_cap, g->nr_fixes + 1);
+		g->fixes[g->nr_fixes++] = x;
+	}
+	add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
+}
+
+/* A pc-relative relocation in code kbolt did not decode: every place it may mean */
+static void reloc_undecoded(struct opt *opt, const struct kmeta_reloc *r)
+{
+	static const unsigned int tails[] = { 0, 1, 2, 4 };
+
+	for (size_t k = 0; k < ARRAY_SIZE(tails); k++) {
+		uint64_t a = r->target + 4 + tails[k];
+		struct func *f = find_func_containing(opt, a);
+
+		if (f && a != f->sym->addr)
+			skip_func(opt, f, SKIP_UNDECODED_REF, a);
+	}
+}
+
+static int mark_relocs(struct opt *opt)
+{
+	struct kmeta_image *img = opt->img;
+
+	if (kmeta_index_relocs(img))
+		return -1;
+	for (size_t k = 0; k < img->nr_relocs; k++) {
+		const struct kmeta_reloc *r = &img->relocs[k];
+		struct kmeta_sec *sec = kmeta_find_sec_containing(img, r->addr);
+		struct func *g;
+
+		if (sec && !strcmp(sec->name, ".orc_unwind_ip"))
+			continue;	/* ORC is regenerated (and 6.1 sorts it after linking) */
+		if (!sec || !(sec->flags & SHF_EXECINSTR)) {
+			add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
+			continue;
+		}
+		g = find_func_containing(opt, r->addr);
+		if (g && g->decoded)
+			reloc_in_func(opt, g, r);
+		else if (!find_extra_insn(opt, r->addr))
+			reloc_undecoded(opt, r);
+		else if (!is_pcrel(r->type))
+			add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
+	}
+	return 0;
+}
+
+int collect_refs(struct opt *opt)
+{
+	if (decode_extra(opt) || mark_tables(opt))
+		return -1;
+	check_orc(opt);
+	mark_code_refs(opt);
+	return mark_relocs(opt);
+}

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Writing the new code into the image and following it everywhere else: code that
+ * stays but branches into moved code, every table (through kmeta's remap), the ORC
+ * table (regenerated), and the .rela sections that a KASLR build turns into the
+ * kernel's relocation table: each relocation moves with its instruction (r_offset)
+ * and follows its moved target (r_addend), and a relocated value in data is rewritten
+ * to match.  Relocations of non-allocated sections (DWARF) are left alone.
+ *
+ * Order: every moved function's bytes are generated from the old image before any is
+ * written; tables and relocations are mapped after.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kmeta/table.h"
+#include "../kmeta/util.h"
+#include "opt.h"
+
+struct rela_raw {
+	uint64_t r_offset;
+	uint64_t r_info;
+	int64_t r_addend;
+};
+
+static unsigned char *image_ptr(struct opt *opt, uint64_t addr, uint64_t size)
+{
+	return (unsigned char *)kmeta_bytes_at(opt->img, addr, size);
+}
+
+static int put_rel(struct opt *opt, unsigned char *p, unsigned int size, int64_t d,
+		   uint64_t where)
+{
+	char at[KMETA_ADDR_STR_SIZE];
+
+	if ((size == 1 && d != (int8_t)d) || (size == 4 && d != (int32_t)d)) {
+		pr_err(opt->img->path, "%s: displacement out of reach after the rewrite",
+		       kmeta_addr_str(opt->img, where, at, sizeof(at)));
+		return -ERANGE;
+	}
+	if (size == 1)
+		p[0] = (unsigned char)d;
+	else
+		put_u32(p, (uint32_t)d);
+	return 0;
+}
+
+/* An instruction that stays, whose displacement may point into moved code */
+static int retarget(struct opt *opt, uint64_t addr, unsigned int rel_off, unsigned int size,
+		    uint64_t next, uint64_t target)
+{
+	uint64_t to;
+
+	if (!size || !map_addr(opt, target, &to) || to == target)
+		return 0;
+	return put_rel(opt, image_ptr(opt, addr + rel_off, size), size, (int64_t)(to - next),
+		       addr);
+}
+
+static int retarget_unmoved(struct opt *opt)
+{
+	int err = 0;
+
+	for (size_t n = 0; n < opt->nr_funcs && !err; n++) {
+		struct func *g = &opt->funcs[n];
+		uint64_t base = g->sym->addr;
+
+		if (!g->decoded || g->moved)
+			continue;
+		for (uint32_t i = 0; i < g->nr_ops && !err; i++) {
+			const struct op *op = &g->ops[i];
+
+			if (!(op->flags & OP_JL))
+				err = retarget(opt, base + op->off, op->rel_off, op->rel_size,
+					       base + op->off + op->len, op->target);
+		}
+		for (size_t k = 0; k < g->nr_fixes && !err; k++) {
+			const struct fix *x = &g->fixes[k];
+			uint64_t at = base + g->ops[x->op].off;
+
+			if (x->pcrel)
+				err = retarget(opt, at, x->field_off, x->size, at + x->next_off,
+					       x->target);
+		}
+	}
+	for (size_t k = 0; k < opt->extra.nr && !err; k++) {
+		const struct kmeta_insn *in = &opt->extra.insns[k];
+
+		err = retarget(opt, in->addr, in->rel_off, in->rel_size, in->addr + in->len,
+			       in->target);
+	}
+	return err;
+}
+
+static void commit_code(struct opt *opt)
+{
+	for (size_t n = 0; n < opt->nr_funcs; n++) {
+		struct func *f = &opt->funcs[n];
+
+		if (f->moved)
+			memcpy(image_ptr(opt, f->sym->addr, f->sym->size), f->code, f->sym->size);
+	}
+}
+
+static bool map_cb(void *ctx, uint64_t addr, uint64_t *out)
+{
+	return map_addr(ctx, addr, out);
+}
+
+/* Slots that sorting moved, for the relocations that apply to them */
+struct moved_slots {
+	uint64_t start, end;
+	unsigned int esize;
+	size_t *perm;
+};
+
+static int rewrite_tables(struct opt *opt, struct moved_slots **ms, size_t *nr_ms)
+{
+	for (unsigned int d = 0; d < nr_table_descs; d++) {
+		struct kmeta_table *t = table_get(opt->img, table_descs[d]);
+		size_t *perm, changed;
+
+		if (!t)
+			return -EINVAL;
+		if (!t->present || !strcmp(t->desc->name, "orc"))
+			continue;
+		if (table_remap(t, map_cb, opt, &perm, &changed))
+			return -EINVAL;
+		if (!perm)
+			continue;
+		*ms = xrealloc(*ms, (*nr_ms + 1) * sizeof(**ms));
+		(*ms)[(*nr_ms)++] = (struct moved_slots){
+			t->ranges[0].addr, t->ranges[t->nr_ranges - 1].addr +
+			t->ranges[t->nr_ranges - 1].size, t->layout->entry_size, perm };
+	}
+	return 0;
+}
+
+/* The relocated place P after sorting and code motion */
+static bool map_place(struct opt *opt, const struct moved_slots *ms, size_t nr_ms, uint64_t p,
+		      uint64_t *out)
+{
+	for (size_t k = 0; k < nr_ms; k++) {
+		if (p >= ms[k].start && p < ms[k].end) {
+			uint64_t slot = (p - ms[k].start) / ms[k].esize;
+
+			*out = ms[k].start + ms[k].perm[slot] * ms[k].esize +
+			       (p - ms[k].start) % ms[k].esize;
+			return true;
+		}
+	}
+	return map_field(opt, p, out);
+}
+
+static bool is_pcrel(uint32_t type)
+{
+	return type == R_X86_64_PC32 || type == R_X86_64_PLT32 || type == R_X86_64_PC64;
+}
+
+/* What a relocation at p in code refers to: where the instruction's field leads */
+static uint64_t code_ref(struct opt *opt, uint64_t p, uint64_t s_a)
+{
+	struct func *g = find_func_containing(opt, p);
+	long i = g && g->decoded ? find_op_containing(g, p) : -1;
+
+	if (i >= 0) {
+		const struct op *op = &g->ops[i];
+		uint64_t at = g->sym->addr + op->off;
+
+		for (size_t k = 0; k < g->nr_fixes; k++)
+			if (g->fixes[k].op == (uint32_t)i && at + g->fixes[k].field_off == p)
+				return s_a + (at + g->fixes[k].next_off - p);
+		return s_a + (at + op->len - p);
+	}
+	for (size_t k = 0; k < opt->extra.nr; k++) {
+		const struct kmeta_insn *in = &opt->extra.insns[k];
+
+		if (p >= in->addr && p < in->addr + in->len)
+			return s_a + (in->addr + in->len - p);
+	}
+	return s_a + 4;
+}
+
+static void write_value(unsigned char *q, uint32_t type, uint64_t value, uint64_t place)
+{
+	switch (type) {
+	case R_X86_64_64:
+		put_u64(q, value);
+		break;
+	case R_X86_64_PC64:
+		put_u64(q, value - place);
+		break;
+	case R_X86_64_PC32:
+	case R_X86_64_PLT32:
+		put_u32(q, (uint32_t)(value - place));
+		break;
+	default:
+		put_u32(q, (uint32_t)value);
+	}
+}
+
+static int rewrite_rela_entry(struct opt *opt, struct kmeta_sec *target, unsigned char *raw,
+			      const struct moved_slots *ms, size_t nr_ms)
+{
+	uint64_t p = get_u64(raw), info = get_u64(raw + 8), sym = info >> 32;
+	int64_t a = (int64_t)get_u64(raw + 16);
+	uint32_t type = (uint32_t)info;
+	uint64_t s, ref, new_ref, new_p;
+	bool in_code = target->flags & SHF_EXECINSTR;
+
+	if (type == R_X86_64_NONE || sym >= opt->img->nr_syms)
+		return 0;
+	s = opt->img->syms[sym].addr;
+	ref = in_code && is_pcrel(type) ? code_ref(opt, p, s + a) : s + a;
+	if (!map_addr(opt, ref, &new_ref) || !map_place(opt, ms, nr_ms, p, &new_p)) {
+		char at[KMETA_ADDR_STR_SIZE];
+
+		pr_err(opt->img->path, ".rela%s: relocation at %s cannot be mapped", target->name,
+		       kmeta_addr_str(opt->img, p, at, sizeof(at)));
+		return -EINVAL;
+	}
+	if (new_ref == ref && new_p == p)
+		return 0;
+	a += (int64_t)(new_ref - ref);
+	put_u64(raw, new_p);
+	put_u64(raw + 16, (uint64_t)a);
+	if (!in_code) {	/* code got its value from emit; data gets it here */
+		unsigned char *q = image_ptr(opt, new_p, type == R_X86_64_64 ||
+					     type == R_X86_64_PC64 ? 8 : 4);
+
+		if (q)
+			write_value(q, type, s + a, new_p);
+	}
+	return 0;
+}
+
+static unsigned char *file_bytes(struct opt *opt, struct kmeta_sec *sec, uint64_t *size)
+{
+	GElf_Shdr sh;
+
+	if (!gelf_getshdr(sec->scn, &sh) || sh.sh_offset + sh.sh_size > opt->img->map_size)
+		return NULL;
+	*size = sh.sh_size;
+	return opt->img->map + sh.sh_offset;
+}
+
+static int rewrite_relocs(struct opt *opt, const struct moved_slots *ms, size_t nr_ms)
+{
+	struct kmeta_image *img = opt->img;
+
+	for (size_t i = 1; i < img->nr_secs; i++) {
+		struct kmeta_sec *rsec = &img->secs[i], *target;
+		unsigned char *raw;
+		uint64_t size = 0;
+		GElf_Shdr sh;
+
+		if (rsec->type != SHT_RELA || !gelf_getshdr(rsec->scn, &sh) || !sh.sh_info ||
+		    sh.sh_info >= img->nr_secs)
+			continue;
+		target = &img->secs[sh.sh_info];
+		if (!(target->flags & SHF_ALLOC) || !strcmp(target->name, ".orc_unwind_ip"))
+			continue;
+		raw = file_bytes(opt, rsec, &size);
+		if (!raw || sh.sh_entsize != sizeof(struct rela_raw)) {
+			pr_err(img->path, "%s: cannot rewrite it in place", rsec->name);
+			return -EINVAL;
+		}
+		for (uint64_t k = 0; k < size / sh.sh_entsize; k++)
+			if (rewrite_rela_entry(opt, target, raw + k * sh.sh_entsize, ms, nr_ms))
+				return -EINVAL;
+	}
+	return 0;
+}
+
+/* The section symbol of the section holding addr, 0 if none */
+static size_t section_sym(struct kmeta_image *img, uint64_t addr)
+{
+	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
+
+	for (size_t i = 1; sec && i < img->nr_syms; i++)
+		if (img->syms[i].type == STT_SECTION && img->syms[i].shndx == sec->idx)
+			return i;
+	return 0;
+}
+
+/* .rela.orc_unwind_ip: one pc-relative relocation per slot, for the new table */
+static int rewrite_orc_relocs(struct opt *opt)
+{
+	struct kmeta_sec *rsec = kmeta_find_sec_by_name(opt->img, ".rela.orc_unwind_ip");
+	struct kmeta_sec *ip = kmeta_find_sec_by_name(opt->img, ".orc_unwind_ip");
+	size_t text_sym = 0;
+	uint64_t size = 0, text_addr = 0;
+	unsigned char *raw;
+
+	if (!rsec)
+		return 0;
+	raw = file_bytes(opt, rsec, &size);
+	if (!raw || size != opt->nr_orc * sizeof(struct rela_raw)) {
+		pr_err(opt->img->path, ".rela.orc_unwind_ip: %" PRIu64 " bytes for %zu entries: "
+		       "cannot regenerate it", size, opt->nr_orc);
+		return -EINVAL;
+	}
+	for (size_t k = 0; k < opt->nr_orc; k++) {
+		unsigned char *r = raw + k * sizeof(struct rela_raw);
+		uint64_t a = opt->orc_ips[k];
+
+		if (!text_sym || a < text_addr ||
+		    !kmeta_find_sec_containing(opt->img, a) ||
+		    kmeta_find_sec_containing(opt->img, a)->idx != opt->img->syms[text_sym].shndx) {
+			text_sym = section_sym(opt->img, a);
+			text_addr = text_sym ? opt->img->syms[text_sym].addr : 0;
+		}
+		if (!text_sym)
+			continue;	/* keep the old entry: the address has no section */
+		put_u64(r, ip->addr + 4 * k);
+		put_u64(r + 8, ((uint64_t)text_sym << 32) | R_X86_64_PC32);
+		put_u64(r + 16, a - text_addr);
+	}
+	return 0;
+}
+
+int rewrite_image(struct opt *opt)
+{
+	struct moved_slots *ms = NULL;
+	size_t nr_ms = 0;
+	int err;
+
+	for (size_t n = 0; n < opt->nr_funcs; n++)
+		if (opt->funcs[n].moved)
+			emit_code(opt, &opt->funcs[n]);
+	err = retarget_unmoved(opt);
+	if (!err) {
+		commit_code(opt);
+		err = rewrite_tables(opt, &ms, &nr_ms);
+	}
+	if (!err)
+		err = rewrite_relocs(opt, ms, nr_ms);
+	if (!err)
+		err = orc_write(opt);
+	if (!err)
+		err = rewrite_orc_relocs(opt);
+	for (size_t k = 0; k < nr_ms; k++)
+		free(ms[k].perm);
+	free(ms);
+	return err;
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KBOLT_VERIFY_H
+#define KBOLT_VERIFY_H
+
+#include <stdbool.h>
+
+struct verify_report {
+	bool quiet;	/* print nothing when the output verifies */
+};
+
+/*
+ * kbolt verify: prove that new is orig with blocks moved (verify.c).  0 if it is; 1
+ * after reporting each problem (the first 20) as "NEW: error: kbolt: verify: ...".
+ */
+int kbolt_verify(const char *orig, const char *new, const struct verify_report *rep);
+
+#endif
