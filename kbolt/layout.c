@@ -236,47 +236,13 @@ static void merge_chains(struct chains *cs, uint32_t a, uint32_t b)
 	y->nr = 0;	/* empty: skipped when ordering */
 }
 
-/* Greedy: single blocks joined along the heaviest edges first */
-static void greedy_chains(const struct func *f, struct chains *cs)
-{
-	struct edge_ref *e = xcalloc(2 * f->nr_bbs, sizeof(*e));
-	size_t nr = 0;
-
-	cs->c = xcalloc(f->nr_bbs, sizeof(*cs->c));
-	cs->next = xmalloc(f->nr_bbs * sizeof(*cs->next));
-	cs->of = xmalloc(f->nr_bbs * sizeof(*cs->of));
-	cs->nr = 0;
-	for (uint32_t b = 0; b < f->nr_bbs; b++) {
-		const struct bb *bb = &f->bbs[b];
-
-		cs->next[b] = -1;
-		cs->of[b] = -1;
-		if (bb->drop)
-			continue;
-		cs->c[cs->nr] = (struct chain){ b, b, bb->count, 1, b };
-		cs->of[b] = cs->nr++;
-		if (bb->fall >= 0 && !f->bbs[bb->fall].drop)
-			e[nr++] = (struct edge_ref){ bb->w_fall, b, bb->fall, true };
-		if (bb->taken >= 0 && bb->taken != bb->fall && !f->bbs[bb->taken].drop)
-			e[nr++] = (struct edge_ref){ bb->w_taken, b, bb->taken, false };
-	}
-	qsort(e, nr, sizeof(*e), cmp_edge);
-	for (size_t k = 0; k < nr; k++) {
-		int32_t a = cs->of[e[k].from], b = cs->of[e[k].to];
-
-		if (a == b || e[k].to == 0 || cs->c[a].tail != e[k].from ||
-		    cs->c[b].head != e[k].to)
-			continue;
-		if (!e[k].w && !e[k].fall)
-			continue;	/* unprofiled: keep the old fall-throughs only */
-		merge_chains(cs, a, b);
-	}
-	free(e);
-}
+/* How chains are ordered: as in the old code, cold ones moved last, or hot first */
+enum chain_order { ORDER_OLD, ORDER_COLD_LAST, ORDER_HEAT };
 
 static const struct chains *sort_cs;
+static enum chain_order sort_mode;
 
-/* Entry chain, then hot chains by heat per block, then cold ones in old order */
+/* The entry's chain first, then by the mode; ties in old order */
 static int cmp_chain(const void *a, const void *b)
 {
 	const struct chain *x = &sort_cs->c[*(const uint32_t *)a];
@@ -285,21 +251,30 @@ static int cmp_chain(const void *a, const void *b)
 
 	if (xe != ye)
 		return xe ? -1 : 1;
-	if (!x->heat != !y->heat)
+	if (sort_mode != ORDER_OLD && !x->heat != !y->heat)
 		return x->heat ? -1 : 1;
-	if (x->heat && x->heat * y->nr != y->heat * x->nr)
+	if (sort_mode == ORDER_HEAT && x->heat && x->heat * y->nr != y->heat * x->nr)
 		return x->heat * y->nr > y->heat * x->nr ? -1 : 1;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static void order_chains(struct func *f, struct chains *cs)
+static void order_chains(struct func *f, struct chains *cs, enum chain_order mode)
 {
 	uint32_t *corder = xmalloc(cs->nr * sizeof(*corder)), n = 0;
 
-	for (uint32_t k = 0; k < cs->nr; k++)
-		if (cs->c[k].nr)
-			corder[n++] = k;
+	for (uint32_t k = 0; k < cs->nr; k++) {
+		struct chain *c = &cs->c[k];
+
+		if (!c->nr)
+			continue;
+		c->heat = 0;
+		c->idx = c->head;
+		for (int32_t b = c->head; b >= 0; b = cs->next[b])
+			c->heat += f->bbs[b].count;
+		corder[n++] = k;
+	}
 	sort_cs = cs;
+	sort_mode = mode;
 	qsort(corder, n, sizeof(*corder), cmp_chain);
 	f->nr_order = 0;
 	for (uint32_t k = 0; k < n; k++)
@@ -308,25 +283,102 @@ static void order_chains(struct func *f, struct chains *cs)
 	free(corder);
 }
 
+/* Plan f with cs in mode: does it fit? */
+static bool fits(struct opt *opt, struct func *f, struct chains *cs, enum chain_order mode)
+{
+	order_chains(f, cs, mode);
+	return try_order(opt, f) != -ENOSPC;
+}
+
+static void chains_copy(struct chains *dst, const struct chains *src, uint32_t nr_bbs)
+{
+	dst->nr = src->nr;
+	memcpy(dst->c, src->c, 2 * nr_bbs * sizeof(*src->c));
+	memcpy(dst->next, src->next, nr_bbs * sizeof(*src->next));
+	memcpy(dst->of, src->of, nr_bbs * sizeof(*src->of));
+}
+
+/* Profile edges, heaviest first */
+static struct edge_ref *weighted_edges(const struct func *f, size_t *nr)
+{
+	struct edge_ref *e = xcalloc(2 * f->nr_bbs, sizeof(*e));
+
+	*nr = 0;
+	for (uint32_t b = 0; b < f->nr_bbs; b++) {
+		const struct bb *bb = &f->bbs[b];
+
+		if (bb->drop)
+			continue;
+		if (bb->fall > 0 && bb->w_fall && !f->bbs[bb->fall].drop)
+			e[(*nr)++] = (struct edge_ref){ bb->w_fall, b, bb->fall, true };
+		if (bb->taken > 0 && bb->taken != bb->fall && bb->w_taken &&
+		    !f->bbs[bb->taken].drop)
+			e[(*nr)++] = (struct edge_ref){ bb->w_taken, b, bb->taken, false };
+	}
+	qsort(e, *nr, sizeof(*e), cmp_edge);
+	return e;
+}
+
+/*
+ * Make e->to follow e->from.  A jcc's fall-through may be cut (the jcc is inverted, no
+ * cost); cutting the block that falls into e->to costs it a jmp.  False if the edge
+ * cannot be laid out as a fall-through.
+ */
+static bool join_edge(const struct func *f, struct chains *cs, const struct edge_ref *e)
+{
+	int32_t a = e->from, t = e->to;
+
+	if (cs->of[a] == cs->of[t])
+		return false;
+	if (cs->next[a] >= 0) {
+		if (e->fall || f->bbs[a].term != TERM_JCC)
+			return false;
+		split_after(cs, a);
+	}
+	if (cs->c[cs->of[t]].head != (uint32_t)t) {
+		for (uint32_t p = 0; p < f->nr_bbs; p++)
+			if (cs->next[p] == t) {
+				split_after(cs, p);
+				break;
+			}
+	}
+	merge_chains(cs, cs->of[a], cs->of[t]);
+	return true;
+}
+
+/*
+ * From the old layout (which fits), join the heaviest edges one by one in the old
+ * order of chains, each join kept only if the function still fits; then order the
+ * chains hot first, or at least cold last, if that fits too.
+ */
 static int layout_profile(struct opt *opt, struct func *f)
 {
-	struct chains cs;
+	static const enum chain_order finals[] = { ORDER_HEAT, ORDER_COLD_LAST, ORDER_OLD };
+	struct chains cs, saved;
+	struct edge_ref *e;
+	size_t nr;
+	int err = -ENOENT;
 
 	if (!f->weight)
 		return -ENOENT;
-	int err;
-
-	greedy_chains(f, &cs);
-	order_chains(f, &cs);
+	chains_init(f, &cs);
+	chains_init(f, &saved);
+	e = weighted_edges(f, &nr);
+	for (size_t k = 0; k < nr; k++) {
+		chains_copy(&saved, &cs, f->nr_bbs);
+		if (join_edge(f, &cs, &e[k]) && !fits(opt, f, &cs, ORDER_OLD))
+			chains_copy(&cs, &saved, f->nr_bbs);
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(finals); k++) {
+		order_chains(f, &cs, finals[k]);
+		err = try_order(opt, f);
+		if (err != -ENOSPC)
+			break;
+	}
+	free(e);
 	chains_free(&cs);
-	err = try_order(opt, f);
-	if (err != -ENOSPC)
-		return err;
-	chains_init(f, &cs);	/* second choice: whole fall-through chains, cold last */
-	order_chains(f, &cs);
-	chains_free(&cs);
-	err = try_order(opt, f);
-	return err == -ENOENT ? -ENOSPC : err;
+	chains_free(&saved);
+	return err;
 }
 
 /*

@@ -240,6 +240,16 @@ static void debug_dump(struct opt *opt)
 {
 	const char *name = getenv("KBOLT_DEBUG_FUNC");
 
+	for (size_t i = 0; getenv("KBOLT_DEBUG_SKIPS") && i < opt->nr_funcs; i++) {
+		struct func *f = &opt->funcs[i];
+		char at[KMETA_ADDR_STR_SIZE];
+
+		if (f->skip && f->weight)
+			fprintf(stderr, "skip %-50s %10" PRIu64 " %s at %s\n", f->sym->name,
+				f->weight, skip_reason_name(f->skip),
+				kmeta_addr_str(opt->img, f->skip_addr, at, sizeof(at)));
+	}
+
 	for (size_t i = 0; name && i < opt->nr_funcs; i++) {
 		struct func *f = &opt->funcs[i];
 

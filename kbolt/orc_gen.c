@@ -112,7 +112,7 @@ static void gen_func(const struct opt *opt, const struct func *f, struct orc_lis
 		size_t i = orc_lower(opt, end);
 
 		if (i == opt->nr_orc || opt->orc_ips[i] != end)
-			add_entry(l, end, old_state(opt, end), true);
+			add_entry(l, end, old_state(opt, end), false);
 	}
 }
 
@@ -138,25 +138,31 @@ static int cmp_delta(const void *a, const void *b)
 	return x->sym->addr < y->sym->addr ? -1 : x->sym->addr > y->sym->addr;
 }
 
+static size_t table_size(struct opt *opt);
+
+/*
+ * Functions whose new code needs more entries than the table has room for keep their
+ * old code, those that need the most extra entries first, until the table fits.
+ */
 int orc_fit_budget(struct opt *opt)
 {
 	struct func **moved = xmalloc(opt->nr_funcs * sizeof(*moved));
-	size_t nr = 0;
-	int64_t total = opt->nr_orc;
+	size_t nr = 0, next = 0, size;
 
-	for (size_t i = 0; i < opt->nr_funcs; i++) {
-		struct func *f = &opt->funcs[i];
-
-		if (f->moved) {
-			moved[nr++] = f;
-			total += (int64_t)f->orc_new - f->orc_old;
-		}
-	}
+	for (size_t i = 0; i < opt->nr_funcs; i++)
+		if (opt->funcs[i].moved)
+			moved[nr++] = &opt->funcs[i];
 	qsort(moved, nr, sizeof(*moved), cmp_delta);
-	for (size_t i = 0; i < nr && total > (int64_t)opt->nr_orc; i++) {
-		total -= (int64_t)moved[i]->orc_new - moved[i]->orc_old;
-		moved[i]->moved = false;
-		skip_func(opt, moved[i], SKIP_ORC_BUDGET, moved[i]->sym->addr);
+	while ((size = table_size(opt)) > opt->nr_orc && next < nr) {
+		int64_t excess = size - opt->nr_orc;
+
+		while (excess > 0 && next < nr) {
+			struct func *f = moved[next++];
+
+			excess -= (int64_t)f->orc_new - f->orc_old;
+			f->moved = false;
+			skip_func(opt, f, SKIP_ORC_BUDGET, f->sym->addr);
+		}
 	}
 	free(moved);
 	return 0;
@@ -171,8 +177,26 @@ static int cmp_out(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/*
+ * Entries that change no lookup go: one followed by another at the same ip, one with
+ * the state of the entry before it.
+ */
+static size_t drop_redundant(struct orc_out *v, size_t nr)
+{
+	size_t out = 0;
+
+	for (size_t k = 0; k < nr; k++) {
+		if (k + 1 < nr && v[k + 1].ip == v[k].ip)
+			continue;
+		if (out && !memcmp(v[out - 1].e, v[k].e, ORC_SIZE))
+			continue;
+		v[out++] = v[k];
+	}
+	return out;
+}
+
 /* Old entries outside moved functions, new ones inside, sorted; NULL on overflow */
-static struct orc_out *build_table(struct opt *opt, size_t *nr)
+static struct orc_out *build_table(struct opt *opt, size_t *nr, bool quiet)
 {
 	struct orc_list l = { 0 };
 
@@ -186,14 +210,26 @@ static struct orc_out *build_table(struct opt *opt, size_t *nr)
 		if (opt->funcs[i].moved)
 			gen_func(opt, &opt->funcs[i], &l);
 	qsort(l.v, l.nr, sizeof(*l.v), cmp_out);
+	l.nr = drop_redundant(l.v, l.nr);
 	*nr = l.nr;
 	if (l.nr > opt->nr_orc) {
-		pr_err(opt->img->path, "orc: %zu entries do not fit the table's %zu slots",
-		       l.nr, opt->nr_orc);
+		if (!quiet)
+			pr_err(opt->img->path, "orc: %zu entries do not fit the table's %zu slots",
+			       l.nr, opt->nr_orc);
 		free(l.v);
 		return NULL;
 	}
 	return l.v;
+}
+
+static size_t table_size(struct opt *opt)
+{
+	struct orc_out *v;
+	size_t nr;
+
+	v = build_table(opt, &nr, true);
+	free(v);
+	return nr;
 }
 
 int orc_write(struct opt *opt)
@@ -204,7 +240,7 @@ int orc_write(struct opt *opt)
 	struct orc_out *v;
 	size_t nr;
 
-	v = build_table(opt, &nr);
+	v = build_table(opt, &nr, false);
 	if (!v) {
 		free(entries);
 		return -ENOSPC;

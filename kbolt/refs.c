@@ -261,11 +261,25 @@ static void reloc_in_func(struct opt *opt, struct func *g, const struct kmeta_re
 	add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
 }
 
-/* A pc-relative relocation in code kbolt did not decode: every place it may mean */
+/*
+ * A pc-relative relocation in code no function symbol covers (the body of an
+ * overridden weak function, say): the closest instruction start before it whose
+ * displacement is the relocated field says where it points.  Without one, every
+ * place it may mean is treated as referenced.
+ */
 static void reloc_undecoded(struct opt *opt, const struct kmeta_reloc *r)
 {
 	static const unsigned int tails[] = { 0, 1, 2, 4 };
 
+	for (unsigned int back = 1; back < 15 && back <= r->addr; back++) {
+		struct kmeta_insn in;
+
+		if (kmeta_insn_decode(opt->img, r->addr - back, &in) || in.rel_size != 4 ||
+		    in.rel_off != back)
+			continue;
+		code_ref(opt, NULL, in.target, 4, false);
+		return;
+	}
 	for (size_t k = 0; k < ARRAY_SIZE(tails); k++) {
 		uint64_t a = r->target + 4 + tails[k];
 		struct func *f = find_func_containing(opt, a);

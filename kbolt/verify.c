@@ -208,11 +208,18 @@ static bool same_insn(struct verifier *v, struct vfunc *f, const struct kmeta_in
 			continue;
 		if (p[k] == q[k])
 			continue;
+		/* an absolute address of code (push $label): where it leads must correspond */
 		r = kmeta_find_reloc_at(v->a, i->addr + k);
 		if (!r || (r->type != R_X86_64_32S && r->type != R_X86_64_32 &&
-			   r->type != R_X86_64_64) || !vmap(v, r->target, &to) ||
-		    get_u32(q + k) != (uint32_t)to)
+			   r->type != R_X86_64_64) || get_u32(p + k) != (uint32_t)r->target)
 			return false;
+		if (r->type == R_X86_64_64)
+			to = get_u64(q + k);
+		else if (r->type == R_X86_64_32S)
+			to = (uint64_t)(int64_t)(int32_t)get_u32(q + k);
+		else
+			to = get_u32(q + k);
+		push_target(v, f, r->target, to);
 		k += (r->type == R_X86_64_64 ? 8 : 4) - 1;
 	}
 	if (i->rel_size)

@@ -79,6 +79,22 @@ static size_t fix_len(const unsigned char *p, size_t avail, size_t cs_len)
 	return cs_len;
 }
 
+/*
+ * Length of an instruction capstone 4.0.2 does not know, 0 if not one of those:
+ * the operand-less 0f 01 group (mod 11), such as rdpkru/wrpkru (0f 01 ee/ef),
+ * serialize (0f 01 e8) or encls (0f 01 cf), after optional 66/f2/f3 prefixes.
+ */
+static unsigned int unknown_len(const unsigned char *p, size_t avail)
+{
+	unsigned int i = 0;
+
+	while (i < avail && i < 4 && (p[i] == 0x66 || p[i] == 0xf2 || p[i] == 0xf3))
+		i++;
+	if (i + 3 <= avail && p[i] == 0x0f && p[i + 1] == 0x01 && p[i + 2] >= 0xc0)
+		return i + 3;
+	return 0;
+}
+
 /* Decode func from fi->done until past upto (or its end, or bad bytes) */
 static void decode_until(struct decoder *d, struct kmeta_image *img, struct kmeta_sym *func,
 			 struct kmeta_func_insns *fi, uint64_t upto)
@@ -99,8 +115,17 @@ static void decode_until(struct decoder *d, struct kmeta_image *img, struct kmet
 		size_t len;
 
 		if (!cs_disasm_iter(d->cs, &code, &size, &addr, insn)) {
-			fi->bad_addr = addr;
-			break;
+			len = unknown_len(p, size);
+			if (!len) {
+				fi->bad_addr = addr;
+				break;
+			}
+			GROW(fi->off, fi->cap, fi->nr + 1);
+			fi->off[fi->nr++] = (uint32_t)(addr - func->addr);
+			code += len;
+			addr += len;
+			size -= len;
+			continue;
 		}
 		len = fix_len(p, size + insn->size, insn->size);
 		if (!len) {
@@ -278,6 +303,21 @@ static int fill_insn(const cs_insn *ci, const unsigned char *p, size_t avail, ui
 	return locate_rel(ci, p, insn);
 }
 
+/* An instruction capstone does not know but kmeta does: no branch, no operand we move */
+static int fill_unknown(const unsigned char *p, size_t avail, uint64_t addr,
+			struct kmeta_insn *insn)
+{
+	unsigned int len = unknown_len(p, avail);
+
+	if (!len)
+		return -EILSEQ;
+	memset(insn, 0, sizeof(*insn));
+	insn->addr = addr;
+	insn->len = len;
+	insn->kind = KI_OTHER;
+	return 0;
+}
+
 static csh detail_handle(struct decoder *d)
 {
 	if (!d->cs_detail_open) {
@@ -311,7 +351,7 @@ int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn 
 		size = 16;
 	ci = cs_malloc(cs);
 	if (!cs_disasm_iter(cs, &code, &size, &a, ci))
-		err = -EILSEQ;
+		err = fill_unknown(p, avail, addr, insn);
 	else
 		err = fill_insn(ci, p, avail, addr, insn);
 	cs_free(ci, 1);
@@ -345,8 +385,9 @@ int kmeta_insn_decode_range(struct kmeta_image *img, uint64_t start, uint64_t en
 
 		size = left < 16 ? left : 16;
 		GROW(*insns, cap, *nr + 1);
-		if (!cs_disasm_iter(cs, &q, &size, &a, ci) ||
-		    fill_insn(ci, p, left, addr, &(*insns)[*nr]) ||
+		if ((cs_disasm_iter(cs, &q, &size, &a, ci) ?
+		     fill_insn(ci, p, left, addr, &(*insns)[*nr]) :
+		     fill_unknown(p, left, addr, &(*insns)[*nr])) ||
 		    (*insns)[*nr].len > left) {
 			*bad_addr = addr;
 			break;
