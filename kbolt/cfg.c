@@ -27,8 +27,9 @@ static bool op_ends_flow(const struct op *op)
 {
 	if (op->flags & (OP_UNIT | OP_JL))
 		return false;
-	if (op->kind == KI_TRAP)
-		return !(op->flags & OP_WARN);
+	if (op->kind == KI_TRAP)	/* an int3 in code (kgdb, a triple fault) returns */
+		return !(op->flags & OP_WARN) && !((op->insn_flags & KIF_INT) &&
+						   !(op->flags & OP_TRAIL));
 	return op->kind == KI_JMP || op->kind == KI_RET || op->kind == KI_IJMP;
 }
 
@@ -51,6 +52,26 @@ static void mark_trailers(struct opt *opt, struct func *f)
 			 is_int3(opt->img, f, &f->ops[i]))
 			f->ops[i].flags |= OP_TRAIL;
 	}
+}
+
+/*
+ * A glued op starts no block (data references to it only need its address mapped),
+ * unless a branch goes there too: then the function cannot keep it glued.
+ */
+static int unglue_leaders(struct opt *opt, struct func *f)
+{
+	for (uint32_t i = 1; i < f->nr_ops; i++) {
+		struct op *op = &f->ops[i];
+
+		if (!(op->flags & OP_GLUED))
+			continue;
+		if ((op->flags & OP_BRANCH_TARGET) || op_ends_block(&f->ops[i - 1])) {
+			skip_func(opt, f, SKIP_TABLE_ENTRY, f->sym->addr + op->off);
+			return -1;
+		}
+		op->flags &= ~OP_LEADER;
+	}
+	return 0;
 }
 
 static void split_blocks(struct func *f)
@@ -202,7 +223,7 @@ static int check_traps(struct opt *opt, struct func *f)
 
 int build_cfg(struct opt *opt, struct func *f)
 {
-	if (check_traps(opt, f))
+	if (check_traps(opt, f) || unglue_leaders(opt, f))
 		return -1;
 	mark_trailers(opt, f);
 	split_blocks(f);

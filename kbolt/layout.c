@@ -70,21 +70,22 @@ static void chains_init(const struct func *f, struct chains *cs)
 	}
 }
 
-static void chains_to_order(struct func *f, const struct chains *cs, const uint32_t *corder)
-{
-	f->nr_order = 0;
-	for (uint32_t k = 0; k < cs->nr; k++)
-		if (cs->c[corder[k]].nr)
-			for (int32_t b = cs->c[corder[k]].head; b >= 0; b = cs->next[b])
-				f->order[f->nr_order++] = b;
-}
-
 static bool order_is_old(const struct func *f)
 {
 	for (uint32_t k = 1; k < f->nr_order; k++)
 		if (f->order[k] < f->order[k - 1])
 			return false;
 	return true;
+}
+
+/* A well-mixed, never zero, state for xorshift from a seed and a function's address */
+static uint64_t splitmix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x ? x : 1;
 }
 
 /* xorshift64*: the same seed gives the same layouts everywhere */
@@ -117,24 +118,6 @@ static void split_after(struct chains *cs, int32_t b)
 
 static void merge_chains(struct chains *cs, uint32_t a, uint32_t b);
 
-/*
- * Put the taken target of a jcc right after it, where that target starts a chain: the
- * jcc is inverted and no jmp is needed, so this move costs no bytes.
- */
-static void glue_targets(const struct func *f, struct chains *cs, uint64_t *rs)
-{
-	for (uint32_t b = 0; b < f->nr_bbs; b++) {
-		const struct bb *bb = &f->bbs[b];
-		int32_t t = bb->taken;
-
-		if (bb->drop || bb->term != TERM_JCC || t <= 0 || f->bbs[t].drop ||
-		    cs->c[cs->of[t]].head != (uint32_t)t || cs->of[t] == cs->of[b] || rnd_next(rs) % 2)
-			continue;
-		split_after(cs, b);
-		merge_chains(cs, cs->of[b], cs->of[t]);
-	}
-}
-
 /* Break some chains at random fall-through points: the emitter then adds jmps */
 static void break_chains(const struct func *f, struct chains *cs, uint64_t *rs)
 {
@@ -143,67 +126,12 @@ static void break_chains(const struct func *f, struct chains *cs, uint64_t *rs)
 			split_after(cs, b);
 }
 
-/* Shuffle all chains but the entry's (chain 0, which holds block 0) */
-static void shuffle(uint32_t *corder, uint32_t nr, uint64_t *rs)
-{
-	for (uint32_t k = 0; k < nr; k++)
-		corder[k] = k;
-	for (uint32_t k = nr - 1; k > 1; k--) {
-		uint32_t j = 1 + rnd_next(rs) % k;
-		uint32_t t = corder[k];
-
-		corder[k] = corder[j];
-		corder[j] = t;
-	}
-}
-
 /* 0: planned; -ENOENT: the order is the old one; -ENOSPC: it does not fit */
 static int try_order(struct opt *opt, struct func *f)
 {
 	if (order_is_old(f))
 		return -ENOENT;
 	return emit_plan(opt, f);
-}
-
-/*
- * Attempts, boldest first: glue jcc targets, break chains and shuffle; then without
- * the breaks (no added jmps); then only the free moves; then only a shuffle.
- */
-static int layout_random(struct opt *opt, struct func *f)
-{
-	static const struct { bool glue, brk, shuf; } plan[] = {
-		{ true, true, true }, { true, true, true }, { true, false, true },
-		{ true, false, true }, { true, false, false }, { true, false, false },
-		{ false, false, true }, { false, false, true }, { false, true, false },
-	};
-	uint64_t rs = (opt->o->seed ^ (f->sym->addr * 0x9e3779b97f4a7c15ULL)) | 1;
-	int err = -ENOENT;
-
-	for (size_t attempt = 0; attempt < ARRAY_SIZE(plan); attempt++) {
-		struct chains cs;
-		uint32_t *corder;
-		int r;
-
-		chains_init(f, &cs);
-		if (plan[attempt].glue)
-			glue_targets(f, &cs, &rs);
-		if (plan[attempt].brk)
-			break_chains(f, &cs, &rs);
-		corder = xmalloc(cs.nr * sizeof(*corder));
-		for (uint32_t k = 0; k < cs.nr; k++)
-			corder[k] = k;
-		if (plan[attempt].shuf)
-			shuffle(corder, cs.nr, &rs);
-		chains_to_order(f, &cs, corder);
-		r = try_order(opt, f);
-		free(corder);
-		chains_free(&cs);
-		if (!r)
-			return 0;
-		if (r == -ENOSPC)
-			err = r;
-	}
-	return err;
 }
 
 struct edge_ref {
@@ -379,6 +307,98 @@ static int layout_profile(struct opt *opt, struct func *f)
 	chains_free(&cs);
 	chains_free(&saved);
 	return err;
+}
+
+/* Join edges in their order, each kept only if f still fits with chains in old order */
+static void join_edges(struct opt *opt, struct func *f, struct chains *cs,
+		       const struct edge_ref *e, size_t nr)
+{
+	struct chains saved;
+
+	chains_init(f, &saved);
+	for (size_t k = 0; k < nr; k++) {
+		chains_copy(&saved, cs, f->nr_bbs);
+		if (join_edge(f, cs, &e[k]) && !fits(opt, f, cs, ORDER_OLD))
+			chains_copy(cs, &saved, f->nr_bbs);
+	}
+	chains_free(&saved);
+}
+
+/* Every branch edge inside f, in a random order */
+static struct edge_ref *random_edges(const struct func *f, size_t *nr, uint64_t *rs)
+{
+	struct edge_ref *e = xcalloc(f->nr_bbs, sizeof(*e));
+
+	*nr = 0;
+	for (uint32_t b = 0; b < f->nr_bbs; b++) {
+		const struct bb *bb = &f->bbs[b];
+
+		if (!bb->drop && bb->taken > 0 && bb->taken != bb->fall && !f->bbs[bb->taken].drop)
+			e[(*nr)++] = (struct edge_ref){ rnd_next(rs) | 1, b, bb->taken, false };
+	}
+	qsort(e, *nr, sizeof(*e), cmp_edge);
+	return e;
+}
+
+/* A random order of the non-empty chains, the entry's first */
+static void shuffle_chains(struct func *f, const struct chains *cs, uint64_t *rs)
+{
+	uint32_t *corder = xmalloc(cs->nr * sizeof(*corder)), n = 0;
+
+	corder[n++] = cs->of[0];
+	for (uint32_t k = 0; k < cs->nr; k++)
+		if (cs->c[k].nr && k != (uint32_t)cs->of[0])
+			corder[n++] = k;
+	for (uint32_t k = n - 1; k > 1; k--) {
+		uint32_t j = 1 + rnd_next(rs) % k, t = corder[k];
+
+		corder[k] = corder[j];
+		corder[j] = t;
+	}
+	f->nr_order = 0;
+	for (uint32_t k = 0; k < n; k++)
+		for (int32_t b = cs->c[corder[k]].head; b >= 0; b = cs->next[b])
+			f->order[f->nr_order++] = b;
+	free(corder);
+}
+
+/*
+ * Random edges joined while the function fits (a jmp whose target comes next goes
+ * away and pays for others), then a shuffle of the chains that fits, else their old
+ * order; as a last resort, chains broken at random fall-throughs.
+ */
+static int layout_random(struct opt *opt, struct func *f)
+{
+	uint64_t rs = splitmix64(opt->o->seed ^ splitmix64(f->sym->addr));
+	struct chains cs;
+	struct edge_ref *e;
+	bool too_big = false;
+	size_t nr;
+	int err = -ENOENT;
+
+	chains_init(f, &cs);
+	e = random_edges(f, &nr, &rs);
+	join_edges(opt, f, &cs, e, nr);
+	free(e);
+	for (int attempt = 0; attempt < 4 && err; attempt++) {
+		shuffle_chains(f, &cs, &rs);
+		err = try_order(opt, f);
+		too_big |= err == -ENOSPC;
+	}
+	if (err) {
+		order_chains(f, &cs, ORDER_OLD);
+		err = try_order(opt, f);
+	}
+	for (int attempt = 0; attempt < 3 && err; attempt++) {
+		chains_free(&cs);
+		chains_init(f, &cs);
+		break_chains(f, &cs, &rs);
+		shuffle_chains(f, &cs, &rs);
+		err = try_order(opt, f);
+		too_big |= err == -ENOSPC;
+	}
+	chains_free(&cs);
+	return err && too_big ? -ENOSPC : err;
 }
 
 /*

@@ -51,6 +51,8 @@ enum op_flags {
 	OP_LEADER = 1 << 4,	/* starts a basic block */
 	OP_EXTREF = 1 << 5,	/* something outside the function points at it */
 	OP_TRAIL = 1 << 6,	/* int3 padding after a jmp/ret: belongs to it */
+	OP_BRANCH_TARGET = 1 << 7,	/* a branch of the function goes there */
+	OP_GLUED = 1 << 8,	/* must stay right after the op before it (exception fixup) */
 };
 
 struct op {

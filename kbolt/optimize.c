@@ -53,8 +53,8 @@ static int open_inputs(struct opt *opt, const char *in)
 	}
 	if (kmeta_index_relocs(opt->img))
 		return -EINVAL;
-	if (!opt->img->has_relocs) {
-		pr_err(in, "no .rela sections: this vmlinux was linked without --emit-relocs "
+	if (!kmeta_find_sec_by_name(opt->img, ".rela.text")) {
+		pr_err(in, "no .rela.text section: this vmlinux was linked without --emit-relocs "
 		       "or had them stripped, and kbolt cannot yet prove every reference into "
 		       "code without them");
 		return -EINVAL;
@@ -148,23 +148,22 @@ static double pct(uint64_t part, uint64_t whole)
 static void print_stats_text(const struct opt_stats *s, bool have_profile)
 {
 	printf("functions: %zu, %zu with two or more blocks\n", s->funcs, s->multi_block);
-	printf("  rewritten: %zu (%.1f%% of multi-block functions: %zu)\n", s->moved,
-	       pct(s->moved_multi, s->multi_block), s->moved_multi);
-	printf("  unchanged (already in order, one chain, or no profile): %zu\n", s->unchanged);
-	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++)
-		if (s->skips[r])
-			printf("  skipped, %s: %zu%s", skip_reason_name(r), s->skips[r],
-			       have_profile ? "" : "\n");
-	if (have_profile) {
+	printf("  rewritten with a new layout: %zu (%.1f%% of those with two or more blocks)\n",
+	       s->moved, pct(s->moved_multi, s->multi_block));
+	printf("  kept as they were, proven safe: %zu (one block, or no better layout)\n",
+	       s->unchanged);
+	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++) {
+		if (!s->skips[r])
+			continue;
+		printf("  skipped, %s: %zu", skip_reason_name(r), s->skips[r]);
+		if (have_profile)
+			printf(" (%.2f%% of profile weight)", pct(s->skip_weight[r], s->total_weight));
 		printf("\n");
-		for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++)
-			if (s->skips[r])
-				printf("    %s: %.2f%% of profile weight\n", skip_reason_name(r),
-				       pct(s->skip_weight[r], s->total_weight));
-		printf("profile weight in rewritten functions: %.2f%%, in unchanged ones: %.2f%%\n",
-		       pct(s->moved_weight, s->total_weight),
-		       pct(s->unchanged_weight, s->total_weight));
 	}
+	if (have_profile)
+		printf("profile weight: %.2f%% in rewritten functions, %.2f%% in functions kept "
+		       "as they were\n", pct(s->moved_weight, s->total_weight),
+		       pct(s->unchanged_weight, s->total_weight));
 	printf("branches: %zu jmps added, %zu jmps removed, %zu jccs inverted, %zu jump-label "
 	       "sites widened to 5 bytes\n", s->added_jmps, s->elided_jmps, s->inverted,
 	       s->widened_jl);
@@ -184,7 +183,7 @@ static void print_stats_json(const struct opt_stats *s, bool pretty)
 	json_u64(&j, s->moved);
 	json_key(&j, "rewritten_multi_block");
 	json_u64(&j, s->moved_multi);
-	json_key(&j, "unchanged");
+	json_key(&j, "kept");
 	json_u64(&j, s->unchanged);
 	json_key(&j, "skipped");
 	json_obj_open(&j);
@@ -202,6 +201,8 @@ static void print_stats_json(const struct opt_stats *s, bool pretty)
 	json_u64(&j, s->total_weight);
 	json_key(&j, "rewritten_weight");
 	json_u64(&j, s->moved_weight);
+	json_key(&j, "kept_weight");
+	json_u64(&j, s->unchanged_weight);
 	json_key(&j, "jmps_added");
 	json_u64(&j, s->added_jmps);
 	json_key(&j, "jmps_removed");
@@ -307,11 +308,14 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	struct opt opt = { .o = o };
 	struct opt_stats s;
 	uint64_t prof_digest = 0;
+	bool have_profile = o->profile;
 	struct stat st;
 	char *record = NULL, *tmp = NULL;
 	int err;
 
-	err = open_inputs(&opt, in);
+	err = output_check_dir(out);
+	if (!err)
+		err = open_inputs(&opt, in);
 	if (!err && o->profile)
 		err = digest_file(o->profile, &prof_digest);
 	if (!err)
@@ -322,19 +326,19 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	}
 	if (!err)
 		err = output_write_temp(opt.img, out, record, st.st_mode, &tmp);
+	gather_stats(&opt, &s);
+	opt_free(&opt);		/* verify opens both files afresh: make room */
 	if (!err)
 		err = kbolt_verify(in, tmp, &(struct verify_report){ .quiet = true });
 	if (tmp)
 		err = output_finish(tmp, out, err);
 	if (!err && rep->stats) {
-		gather_stats(&opt, &s);
 		if (rep->json)
 			print_stats_json(&s, rep->pretty);
 		else
-			print_stats_text(&s, opt.prof);
+			print_stats_text(&s, have_profile);
 	}
 	free(record);
 	free(tmp);
-	opt_free(&opt);
 	return err ? 1 : 0;
 }

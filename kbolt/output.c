@@ -96,17 +96,78 @@ static void set_build_id(struct kmeta_image *img, const char *record)
 	}
 }
 
-static int write_all(int fd, const void *buf, size_t size)
+static int write_at(int fd, const void *buf, size_t size, uint64_t off)
 {
 	const unsigned char *p = buf;
 
 	while (size) {
-		ssize_t n = write(fd, p, size);
+		ssize_t n = pwrite(fd, p, size, off);
 
 		if (n < 0)
 			return -errno;
 		p += n;
+		off += n;
 		size -= n;
+	}
+	return 0;
+}
+
+/*
+ * The input file as it is, copied by the kernel (most of a debug vmlinux is DWARF
+ * kbolt never reads: it is not brought into memory for this).
+ */
+static int copy_input(struct kmeta_image *img, int out)
+{
+	int in = open(img->path, O_RDONLY);
+	loff_t off_in = 0, off_out = 0;
+	int err = 0;
+
+	if (in < 0)
+		return -errno;
+	while ((uint64_t)off_in < img->map_size) {
+		ssize_t n = copy_file_range(in, &off_in, out, &off_out, img->map_size - off_in, 0);
+
+		if (n > 0)
+			continue;
+		if (n < 0 && errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP) {
+			err = -errno;
+			break;
+		}
+		/* no kernel copy here: plain writes from the mapping */
+		err = write_at(out, img->map + off_in, img->map_size - off_in, off_in);
+		break;
+	}
+	close(in);
+	return err;
+}
+
+/* What kbolt may have changed: allocated sections and their relocations */
+static bool is_rewritten_sec(struct kmeta_image *img, const GElf_Shdr *sh)
+{
+	if (sh->sh_type == SHT_NOBITS || !sh->sh_size)
+		return false;
+	if (sh->sh_flags & SHF_ALLOC)
+		return true;
+	return sh->sh_type == SHT_RELA && sh->sh_info && sh->sh_info < img->nr_secs &&
+	       (img->secs[sh->sh_info].flags & SHF_ALLOC);
+}
+
+static int write_sections(struct kmeta_image *img, int fd)
+{
+	for (size_t i = 1; i < img->nr_secs; i++) {
+		struct kmeta_sec *sec = &img->secs[i];
+		const unsigned char *data;
+		GElf_Shdr sh;
+		int err;
+
+		if (!gelf_getshdr(sec->scn, &sh) || !is_rewritten_sec(img, &sh) ||
+		    sh.sh_offset + sh.sh_size > img->map_size)
+			continue;
+		/* relocations are rewritten in the mapping, tables through sec->data */
+		data = sec->data && sh.sh_type != SHT_RELA ? sec->data : img->map + sh.sh_offset;
+		err = write_at(fd, data, sh.sh_size, sh.sh_offset);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -157,28 +218,15 @@ static int write_tail(struct kmeta_image *img, int fd, const char *record)
 	put_shdr(tail + shoff - off + nr * sizeof(sh), &sh);
 	neh.e_shoff = shoff;
 	neh.e_shnum = nr + 1;
-	err = write_all(fd, &neh, sizeof(neh));
+	err = copy_input(img, fd);
 	if (!err)
-		err = write_all(fd, img->map + sizeof(neh), img->map_size - sizeof(neh));
+		err = write_sections(img, fd);
 	if (!err)
-		err = write_all(fd, tail, tail_size);
+		err = write_at(fd, &neh, sizeof(neh), 0);
+	if (!err)
+		err = write_at(fd, tail, tail_size, off);
 	free(tail);
 	return err;
-}
-
-/* Sections whose contents libelf keeps apart from the file image go back into it */
-static void sync_sections(struct kmeta_image *img)
-{
-	for (size_t i = 1; i < img->nr_secs; i++) {
-		struct kmeta_sec *sec = &img->secs[i];
-		GElf_Shdr sh;
-
-		if (!sec->data || sec->type == SHT_NOBITS || !gelf_getshdr(sec->scn, &sh) ||
-		    sh.sh_offset + sh.sh_size > img->map_size)
-			continue;
-		if (sec->data != img->map + sh.sh_offset)
-			memcpy(img->map + sh.sh_offset, sec->data, sh.sh_size);
-	}
 }
 
 static bool can_extend(struct kmeta_image *img)
@@ -188,6 +236,20 @@ static bool can_extend(struct kmeta_image *img)
 	return img->map_size >= sizeof(*eh) && eh->e_shnum && eh->e_shnum < SHN_LORESERVE &&
 	       eh->e_shstrndx < eh->e_shnum && eh->e_shentsize == sizeof(Elf64_Shdr) &&
 	       eh->e_shoff + eh->e_shnum * sizeof(Elf64_Shdr) <= img->map_size;
+}
+
+int output_check_dir(const char *path)
+{
+	char *dir_copy = xstrdup(path);
+	const char *dir = dirname(dir_copy);
+	int err = 0;
+
+	if (access(dir, W_OK | X_OK)) {
+		err = -errno;
+		pr_err(path, "cannot create a file in %s: %s", dir, strerror(errno));
+	}
+	free(dir_copy);
+	return err;
 }
 
 int output_write_temp(struct kmeta_image *img, const char *path, const char *record,
@@ -213,7 +275,6 @@ int output_write_temp(struct kmeta_image *img, const char *path, const char *rec
 		return err;
 	}
 	set_build_id(img, record);
-	sync_sections(img);
 	err = write_tail(img, fd, record);
 	if (!err && fchmod(fd, mode & 0777))
 		err = -errno;

@@ -22,6 +22,8 @@ int digest_file(const char *path, uint64_t *out);
  */
 int output_write_temp(struct kmeta_image *img, const char *path, const char *record,
 		      mode_t mode, char **tmp);
+/* Can a file be created next to path?  Checked before any work is done. */
+int output_check_dir(const char *path);
 int output_finish(const char *tmp, const char *path, int err);
 
 #endif

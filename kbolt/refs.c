@@ -56,9 +56,19 @@ static void mark_table_entry(struct opt *opt, struct kmeta_table *t, const struc
 	struct func *f = e->site ? find_func_containing(opt, e->site) : NULL;
 	long i = f && f->decoded ? ref_op(opt, f, e->site, SKIP_MID_INSN_REF) : -1;
 
-	for (unsigned int k = 0; k < TABLE_MAX_FIELDS && l->fields[k].name; k++)
-		if (l->fields[k].role == FR_CODE && e->val[k])
+	for (unsigned int k = 0; k < TABLE_MAX_FIELDS && l->fields[k].name; k++) {
+		if (l->fields[k].role != FR_CODE || !e->val[k])
+			continue;
+		/*
+		 * An exception fixup at the next instruction stays there: handlers such as
+		 * ex_handler_zeropad() take the faulting instruction's length from it.
+		 */
+		if (i >= 0 && !strcmp(t->desc->name, "ex_table") && i + 1 < f->nr_ops &&
+		    e->val[k] == e->site + f->ops[i].len)
+			add_ref(opt, e->val[k], OP_EXTREF | OP_GLUED);
+		else
 			add_ref(opt, e->val[k], OP_LEADER | OP_EXTREF);
+	}
 	if (i < 0)
 		return;
 	f->ops[i].flags |= OP_FIXED;
@@ -119,7 +129,7 @@ static void code_ref(struct opt *opt, struct func *from_func, uint64_t target,
 		skip_func(opt, f, SKIP_SPLIT_SITE, target);
 		return;
 	}
-	f->ops[i].flags |= OP_LEADER;
+	f->ops[i].flags |= OP_LEADER | (is_branch ? OP_BRANCH_TARGET : 0);
 	if (f != from_func) {
 		f->ops[i].flags |= OP_EXTREF;
 		if (rel_size == 1)

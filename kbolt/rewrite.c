@@ -321,15 +321,44 @@ static int rewrite_orc_relocs(struct opt *opt)
 	return 0;
 }
 
+/*
+ * A new layout can give the old bytes (two equal blocks swapped): such a function
+ * keeps its old layout, so that whatever points into it is not re-targeted for
+ * nothing, and the others are emitted again without it.
+ */
+static void emit_all(struct opt *opt)
+{
+	bool again = true;
+
+	while (again) {
+		again = false;
+		for (size_t n = 0; n < opt->nr_funcs; n++) {
+			struct func *f = &opt->funcs[n];
+
+			free(f->code);
+			f->code = NULL;
+			if (f->moved)
+				emit_code(opt, f);
+		}
+		for (size_t n = 0; n < opt->nr_funcs; n++) {
+			struct func *f = &opt->funcs[n];
+
+			if (f->moved && !memcmp(f->code, image_ptr(opt, f->sym->addr, f->sym->size),
+						f->sym->size)) {
+				f->moved = false;
+				again = true;
+			}
+		}
+	}
+}
+
 int rewrite_image(struct opt *opt)
 {
 	struct moved_slots *ms = NULL;
 	size_t nr_ms = 0;
 	int err;
 
-	for (size_t n = 0; n < opt->nr_funcs; n++)
-		if (opt->funcs[n].moved)
-			emit_code(opt, &opt->funcs[n]);
+	emit_all(opt);
 	err = retarget_unmoved(opt);
 	if (!err) {
 		commit_code(opt);

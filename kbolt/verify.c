@@ -284,6 +284,8 @@ static bool in_set(struct kmeta_image *img, enum site_kind kind, uint64_t addr);
  * are what a layout adds and removes, so the walk compares code modulo them.  A jmp at
  * a table site, relocated, or leaving f is code, not layout.  Followed jmps are marked
  * in mark (new: cover) and, for the new image, returned in jmps[] for the ORC check.
+ * (Relocations are looked up in the old image only: a relocated jmp inside its own
+ * function does not occur, and if it did the two sides would disagree, not pass.)
  */
 static uint64_t follow(struct verifier *v, struct kmeta_image *img, struct vfunc *f,
 		       uint64_t addr, bool new, uint64_t *jmps, size_t *nr_jmps)
@@ -296,7 +298,8 @@ static uint64_t follow(struct verifier *v, struct kmeta_image *img, struct vfunc
 
 		if (kmeta_insn_decode(img, addr, &in) || in.kind != KI_JMP ||
 		    in.target < f->sym->addr || in.target >= end || in.target == addr ||
-		    is_table_site(img, addr) || kmeta_find_reloc_at(img, addr + in.rel_off))
+		    is_table_site(img, addr) ||
+		    (!new && kmeta_find_reloc_at(img, addr + in.rel_off)))
 			return addr;
 		if (new)
 			mark_new(f, addr, in.len);
@@ -389,7 +392,7 @@ static void step(struct verifier *v, struct vfunc *f, uint64_t o, uint64_t n)
 		fail(v, o, "instruction differs from the old one");
 		return;
 	}
-	if (kmeta_insn_ends_flow(&i) && !in_set(v->a, SITES_WARN, o))
+	if (kmeta_insn_ends_flow(&i) && !in_set(v->a, SITES_WARN, o) && !(i.flags & KIF_INT))
 		return;
 	if (o + i.len < end)
 		push(v, o + i.len, n + j.len);

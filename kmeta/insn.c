@@ -298,6 +298,8 @@ static int fill_insn(const cs_insn *ci, const unsigned char *p, size_t avail, ui
 		insn->flags |= KIF_NOP;
 	if (ci->id == X86_INS_UD2 || (p[0] == 0x0f && p[1] == 0xb9))
 		insn->flags |= KIF_UD;
+	if (ci->id == X86_INS_INT3 || ci->id == X86_INS_INT || ci->id == X86_INS_INT1)
+		insn->flags |= KIF_INT;
 	if (insn->len != ci->size)	/* fixed-up ud1: no operand we relocate */
 		return 0;
 	return locate_rel(ci, p, insn);

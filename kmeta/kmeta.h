@@ -174,6 +174,7 @@ enum kmeta_insn_flags {
 	KIF_RIP = 1,	/* target is a RIP-relative memory operand's address */
 	KIF_NOP = 2,	/* a nop of any length */
 	KIF_UD = 4,	/* ud2 or ud1: BUG()/WARN() sites */
+	KIF_INT = 8,	/* int3, int n, int1: the handler may return to the next one */
 };
 
 struct kmeta_insn {

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# kbolt optimize and verify on real kernels.  Debian's 6.1 cloud kernel rewritten with
+# three random layouts and with a profile layout from a boot-lab profile: each output
+# verifies, passes kmeta check and boots through every workload with a clean console.
+# The self-built 6.1 kernel, rewritten the same way, boots as a KASLR bzImage made from
+# the output.  Outputs are deterministic; tampering is caught by verify; bad inputs are
+# refused without writing anything.
+. "$(dirname "$0")/lib.sh"
+
+KBOLT=${KBOLT:-$top/kbolt/kbolt}
+case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
+sanitized=0
+case "${OUT:-.build/default}" in *san*) sanitized=1 ;; esac
+need_kernels
+if [ $have_kernels = 0 ]; then
+	skip "optimize tests" "test kernels not fetched: run scripts/fetch-kernels"
+	done_testing
+	exit 0
+fi
+
+# json_get FILE EXPR: a value of kbolt's JSON statistics (the last line of FILE)
+json_get() {
+	tail -n 1 "$1" | /usr/bin/python3 -c "import json, sys; r = json.load(sys.stdin); print($2)"
+}
+
+# optimize_ok DESCRIPTION OUT ARGS...: optimize $VMLINUX into OUT with -j --stats
+optimize_ok() {
+	local d=$1 out=$2
+	shift 2
+	if "$KBOLT" optimize "$@" -o "$out" --stats -j >"$out.stats" 2>"$out.err"; then
+		ok "$d"
+	else
+		fail "$d" "$(tail -n 5 "$out.err")"
+	fi
+}
+
+if [ $sanitized = 1 ]; then
+	# the sanitized build runs the whole pipeline on part of the kernel: every function
+	# is decoded and analysed, the tcp ones are rewritten, verify runs on the result
+	optimize_ok "sanitized: random layout of tcp_* on 6.1, verified" "$tmp/san" \
+		"$VMLINUX_61" --layout random --seed 1 --funcs 'tcp_*'
+	check_match "... rewrote some" '^[1-9]' "$(json_get "$tmp/san.stats" 'r["rewritten"]')"
+	done_testing
+	exit 0
+fi
+
+# --- random layouts on Debian's 6.1 ---
+for seed in 1 2 3; do
+	out=$tmp/r$seed
+	optimize_ok "6.1, random layout, seed $seed: written and verified" "$out" \
+		"$VMLINUX_61" --layout random --seed "$seed"
+	share=$(json_get "$out.stats" 'round(100 * r["rewritten"] / r["multi_block"], 1)')
+	check_match "... moved blocks in $share% of multi-block functions" \
+		'^(5[5-9]|[6-9][0-9]|100)\.' "$share"
+	if [ $seed = 1 ]; then
+		check "... kbolt verify accepts it on its own" "$KBOLT" verify "$VMLINUX_61" "$out"
+		check_match "... kmeta check: 0 violations" " 0 violations" \
+			"$("$KMETA" check "$out" 2>&1)"
+		check_match "... kmeta diff shows moved alternatives, ORC, exception entries" \
+			'^(alternatives|orc|ex_table): [-+]' "$("$KMETA" diff "$VMLINUX_61" "$out" 2>&1 | head -n 400)"
+		old_id=$(readelf -n "$VMLINUX_61" | sed -n 's/.*Build ID: *//p')
+		new_id=$(readelf -n "$out" | sed -n 's/.*Build ID: *//p')
+		check "... has a new build-id ($new_id)" test -n "$new_id" -a "$new_id" != "$old_id"
+		check_match "... and a .note.kbolt with its options" \
+			'options: --layout random --seed 1' "$(readelf -p .note.kbolt "$out" 2>&1)"
+		"$KBOLT" optimize "$VMLINUX_61" -o "$tmp/again" --layout random --seed 1 2>/dev/null
+		check "same inputs and options: byte-identical output" cmp -s "$out" "$tmp/again"
+		rm -f "$tmp/again"
+	else
+		check "... differs from seed 1's output" bash -c "! cmp -s '$out' '$tmp/r1'"
+	fi
+	vm_boot "6.1, random layout, seed $seed: boots, every workload passes" \
+		--kernel "$out" --workload all
+	[ $seed = 1 ] || rm -f "$out"
+done
+
+# verify catches a wrong rewrite: one jcc's condition flipped in the new code
+flip_jcc() {	# flip_jcc IN OUT: copy IN with the first rewritten function's first jcc flipped
+	/usr/bin/python3 - "$VMLINUX_61" "$1" "$2" <<'EOF'
+import sys, shutil
+from elftools.elf.elffile import ELFFile
+old, new, out = sys.argv[1:]
+shutil.copyfile(new, out)
+with open(old, 'rb') as fo, open(new, 'rb') as fn:
+    text = ELFFile(fo).get_section_by_name('.text')
+    base, off = text['sh_addr'], text['sh_offset']
+    ot = text.data()
+    fn.seek(off)
+    nt = fn.read(len(ot))
+for i in range(len(ot)):
+    if ot[i] != nt[i] and 0x70 <= nt[i] <= 0x7f:
+        with open(out, 'r+b') as f:
+            f.seek(off + i)
+            f.write(bytes([nt[i] ^ 1]))
+        print(hex(base + i))
+        break
+EOF
+}
+where=$(flip_jcc "$tmp/r1" "$tmp/bad")
+out=$("$KBOLT" verify "$VMLINUX_61" "$tmp/bad" 2>&1); rc=$?
+check_eq "verify rejects an output with one jcc inverted (at $where)" 1 "$rc"
+check_match "... and says where" 'verify: .*: (conditional branch differs|instruction differs)' "$out"
+rm -f "$tmp/bad"
+
+# --- profile layout from a boot-lab profile, in both profile formats ---
+prof=$tmp/proc.prof
+vm_boot "6.1: profile of proc and net recorded" --kernel "$VMLINUX_61" \
+	--workload proc --workload net --record-profile "$prof"
+optimize_ok "6.1, profile layout: written and verified" "$tmp/p" "$VMLINUX_61" --profile "$prof"
+w=$(json_get "$tmp/p.stats" 'round(100 * (r["rewritten_weight"] + r["kept_weight"]) / r["profile_weight"], 2)')
+check_match "... profile weight in functions kbolt rewrote or proved already in order: $w%" \
+	'^(9[89]|100)\.' "$w"
+m=$(json_get "$tmp/p.stats" 'round(100 * r["rewritten_weight"] / r["profile_weight"], 2)')
+check_match "... of which in functions with a new layout: $m%" '^[5-9][0-9]\.' "$m"
+vm_boot "6.1, profile layout: boots, every workload passes" --kernel "$tmp/p" --workload all
+rm -f "$tmp/p"
+"$KBOLT" profile-to-bolt -o "$tmp/proc.bolt" "$prof" 2>/dev/null
+optimize_ok "6.1, profile layout from the same profile in BOLT's format" "$tmp/pb" \
+	"$VMLINUX_61" --profile "$tmp/proc.bolt"
+rm -f "$tmp/pb"
+
+# --- bad input: refused, nothing written ---
+refused() {	# refused DESCRIPTION REGEX ARGS...: optimize fails, says REGEX, writes no -o
+	local d=$1 re=$2 out rc
+	shift 2
+	out=$("$KBOLT" optimize "$@" -o "$tmp/none" 2>&1); rc=$?
+	if [ $rc = 1 ] && [ ! -e "$tmp/none" ] && printf '%s\n' "$out" | grep -Eq -- "$re"; then
+		ok "$d"
+	else
+		fail "$d" "exit $rc, output $(ls "$tmp/none" 2>&1)" "$out"
+	fi
+	[ -z "$(ls -A "$tmp" | grep '^\.kbolt-')" ] || fail "$d: a temporary file was left"
+}
+refused "a vmlinux without .rela sections (Debian 6.12) is refused" 'no \.rela\.text section' \
+	"$VMLINUX_612" --layout random --seed 1
+objcopy --strip-all "$VMLINUX_61" "$tmp/stripped"
+refused "a stripped vmlinux is refused" 'no symbol table' "$tmp/stripped" \
+	--layout random --seed 1
+rm -f "$tmp/stripped"
+sed 's/^build-id .*/build-id 0123456789abcdef0123456789abcdef01234567/' "$prof" >"$tmp/other.prof"
+refused "a profile of another kernel (its build-id) is refused" 'recorded on build-id' \
+	"$VMLINUX_61" --profile "$tmp/other.prof"
+check "... unless --force" "$KBOLT" optimize "$VMLINUX_61" --profile "$tmp/other.prof" --force \
+	--funcs 'tcp_v4_*' -o "$tmp/forced"
+rm -f "$tmp/forced"
+head -c 300 "$prof" >"$tmp/trunc.prof"
+refused "a truncated profile is refused" 'line [0-9]+' "$VMLINUX_61" --profile "$tmp/trunc.prof"
+/usr/bin/python3 -c '
+import sys
+for l in open(sys.argv[1]):
+    f = l.split()
+    if f and f[0] in "BF":
+        f[1] = "%x" % (int(f[1], 16) + 3)
+        f[2] = "%x" % (int(f[2], 16) + 3)
+    print(" ".join(f))' "$tmp/proc.bolt" >"$tmp/shifted.bolt"
+refused "a BOLT profile whose addresses miss the kernel's branches is refused" \
+	'miss' "$VMLINUX_61" --profile "$tmp/shifted.bolt"
+out=$("$KBOLT" optimize "$VMLINUX_61" --layout random --seed 1 -o "$tmp/nodir/out" 2>&1); rc=$?
+check_eq "an output in a missing directory: exit 1" 1 "$rc"
+check_match "... saying why" 'cannot create a file in' "$out"
+
+# --- the self-built 6.1 kernel, booted as a KASLR bzImage made from the output ---
+obj=$KBOLT_CACHE/build/6.1/obj
+if [ ! -s "$obj/vmlinux" ] || [ ! -e "$obj/arch/x86/boot/compressed/.vmlinux.cmd" ]; then
+	skip "self-built 6.1 as a KASLR bzImage" "not built: run scripts/build-kernel 6.1"
+	done_testing
+	exit 0
+fi
+for seed in 1 2 3; do
+	optimize_ok "self-built 6.1, random layout, seed $seed: written and verified" "$tmp/s" \
+		"$obj/vmlinux" --layout random --seed "$seed"
+	check "... a KASLR bzImage made from it" "$top/scripts/kaslr-bzimage" "$obj" "$tmp/s" "$tmp/s.bz"
+	vm_boot "... boots relocated, every workload passes (WARN included)" \
+		--kernel "$tmp/s.bz" --kaslr --workload all
+	check_match "... at a randomized address" 'kbolt-lab: _text ffffffff[^8]|kbolt-lab: _text ffffffff8[^1]' \
+		"$(grep '_text' "$tmp/console")"
+done
+done_testing
