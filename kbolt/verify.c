@@ -311,6 +311,25 @@ static uint64_t follow(struct verifier *v, struct kmeta_image *img, struct vfunc
 	return addr;
 }
 
+/*
+ * The new instruction at n, knowing the old one i: the same bytes decode the same,
+ * with a displacement's target shifted by the move; only other bytes are decoded.
+ */
+static int decode_new(struct verifier *v, const struct kmeta_insn *i, uint64_t n,
+		      struct kmeta_insn *j)
+{
+	const unsigned char *p = kmeta_bytes_at(v->a, i->addr, i->len);
+	const unsigned char *q = kmeta_bytes_at(v->b, n, i->len);
+
+	if (!p || !q || memcmp(p, q, i->len))
+		return kmeta_insn_decode(v->b, n, j);
+	*j = *i;
+	j->addr = n;
+	if (i->rel_size)
+		j->target = i->target + (n - i->addr);
+	return 0;
+}
+
 /* One step of the walk: the old code at o against the new code at n */
 static void step(struct verifier *v, struct vfunc *f, uint64_t o, uint64_t n)
 {
@@ -337,7 +356,7 @@ static void step(struct verifier *v, struct vfunc *f, uint64_t o, uint64_t n)
 			     f->map[off], n - f->sym->addr);
 		return;
 	}
-	if (kmeta_insn_decode(v->a, o, &i) || kmeta_insn_decode(v->b, n, &j)) {
+	if (kmeta_insn_decode(v->a, o, &i) || decode_new(v, &i, n, &j)) {
 		fail(v, o, "no instruction at its new place %" PRIx64, n);
 		return;
 	}
@@ -614,7 +633,12 @@ static size_t add_root(struct verifier *v, uint64_t old, uint64_t new)
 	struct vfunc *f = vfunc_containing(v, old);
 	size_t before = v->walked;
 
-	if (!f || equiv(v, old, new))
+	if (!f) {
+		if (old != new)
+			fail(v, old, "referenced as %" PRIx64 " but not in rewritten code", new);
+		return 0;
+	}
+	if (equiv(v, old, new))
 		return 0;
 	push(v, old, new);
 	walk(v, f);
@@ -702,26 +726,36 @@ static size_t roots_from_relocs(struct verifier *v)
 /* Branches and %rip operands of code that is not rewritten, old and new side by side */
 static size_t roots_from_range(struct verifier *v, uint64_t start, uint64_t end)
 {
-	struct kmeta_insn *ia, *ib;
-	size_t na, nb, n = 0;
+	const unsigned char *p = kmeta_bytes_at(v->a, start, end - start);
+	const unsigned char *q = kmeta_bytes_at(v->b, start, end - start);
+	struct kmeta_insn *ia, j;
+	size_t na, n = 0;
 	uint64_t bad;
 
-	if (end <= start || kmeta_insn_decode_range(v->a, start, end, &ia, &na, &bad))
+	if (end <= start || !p || !q ||
+	    kmeta_insn_decode_range(v->a, start, end, &ia, &na, &bad))
 		return 0;
-	if (kmeta_insn_decode_range(v->b, start, end, &ib, &nb, &bad)) {
-		free(ia);
-		return 0;
-	}
 	for (size_t k = 0; k < na; k++) {
-		if (k >= nb || ia[k].addr != ib[k].addr || ia[k].len != ib[k].len) {
-			fail(v, ia[k].addr, "code outside rewritten functions changed");
+		const struct kmeta_insn *i = &ia[k];
+		uint64_t off = i->addr - start;
+
+		if (!memcmp(p + off, q + off, i->len)) {	/* the same instruction */
+			if (i->rel_size && vfunc_containing(v, i->target))
+				n += add_root(v, i->target, i->target);
+			continue;
+		}
+		/* re-targeted: only its displacement may differ */
+		if (kmeta_insn_decode(v->b, i->addr, &j) || j.len != i->len ||
+		    j.rel_off != i->rel_off || j.rel_size != i->rel_size || !i->rel_size ||
+		    memcmp(p + off, q + off, i->rel_off) ||
+		    memcmp(p + off + i->rel_off + i->rel_size, q + off + i->rel_off + i->rel_size,
+			   i->len - i->rel_off - i->rel_size)) {
+			fail(v, i->addr, "code outside rewritten functions changed");
 			break;
 		}
-		if (ia[k].rel_size && vfunc_containing(v, ia[k].target))
-			n += add_root(v, ia[k].target, ib[k].target);
+		n += add_root(v, i->target, j.target);
 	}
 	free(ia);
-	free(ib);
 	return n;
 }
 
