@@ -43,14 +43,12 @@ static bool op_ends_block(const struct op *op)
 static void mark_trailers(struct opt *opt, struct func *f)
 {
 	for (uint32_t i = 1; i < f->nr_ops; i++) {
-		struct op *prev = &f->ops[i - 1];
+		struct op *prev = &f->ops[i - 1], *op = &f->ops[i];
+		bool after_branch = (prev->flags & OP_TRAIL) ||
+				    (op_ends_flow(prev) && prev->kind != KI_TRAP);
 
-		if ((op_ends_flow(prev) || (prev->flags & OP_TRAIL)) && prev->kind != KI_TRAP &&
-		    !(f->ops[i].flags & OP_LEADER) && is_int3(opt->img, f, &f->ops[i]))
-			f->ops[i].flags |= OP_TRAIL;
-		else if ((prev->flags & OP_TRAIL) && !(f->ops[i].flags & OP_LEADER) &&
-			 is_int3(opt->img, f, &f->ops[i]))
-			f->ops[i].flags |= OP_TRAIL;
+		if (after_branch && !(op->flags & OP_LEADER) && is_int3(opt->img, f, op))
+			op->flags |= OP_TRAIL;
 	}
 }
 
@@ -152,6 +150,8 @@ static int link_block(struct opt *opt, struct func *f, uint32_t b)
 			bb->term = TERM_JMP;
 		else if (p && jcc_cond(p, last->len) >= 0)
 			bb->term = TERM_JCC;
+		if (bb->term != TERM_NONE)
+			f->ops[last - f->ops].flags |= OP_REENCODED;
 	}
 	if (op_ends_flow(last))
 		return 0;

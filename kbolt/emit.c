@@ -211,7 +211,7 @@ static bool fixed_fields_reach(const struct func *f)
 	for (uint32_t i = 0; i < f->nr_ops; i++) {
 		const struct op *op = &f->ops[i];
 
-		if (op->new_off == NO_OFF || !op->rel_size || (op->flags & OP_JL))
+		if (op->new_off == NO_OFF || !op->rel_size || (op->flags & (OP_JL | OP_REENCODED)))
 			continue;
 		if (!reaches(f, op->target, base + op->new_off + op->len, op->rel_size))
 			return false;

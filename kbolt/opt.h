@@ -53,6 +53,7 @@ enum op_flags {
 	OP_TRAIL = 1 << 6,	/* int3 padding after a jmp/ret: belongs to it */
 	OP_BRANCH_TARGET = 1 << 7,	/* a branch of the function goes there */
 	OP_GLUED = 1 << 8,	/* must stay right after the op before it (exception fixup) */
+	OP_REENCODED = 1 << 9,	/* a block's jcc/jmp that emit encodes anew */
 };
 
 struct op {

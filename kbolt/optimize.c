@@ -30,6 +30,7 @@
 
 struct opt_stats {
 	size_t funcs, multi_block, moved, moved_multi, unchanged;
+	size_t multi_safe;	/* multi-block functions kbolt proved it can rewrite */
 	size_t skips[SKIP_NR];
 	uint64_t skip_weight[SKIP_NR];
 	uint64_t moved_weight, unchanged_weight, total_weight;
@@ -124,6 +125,8 @@ static void gather_stats(struct opt *opt, struct opt_stats *s)
 			continue;
 		s->funcs++;
 		s->multi_block += multi;
+		s->multi_safe += multi && (f->skip == SKIP_NONE || f->skip == SKIP_NO_FIT ||
+					   f->skip == SKIP_ORC_BUDGET);
 		if (f->moved) {
 			s->moved++;
 			s->moved_multi += multi;
@@ -147,7 +150,9 @@ static double pct(uint64_t part, uint64_t whole)
 
 static void print_stats_text(const struct opt_stats *s, bool have_profile)
 {
-	printf("functions: %zu, %zu with two or more blocks\n", s->funcs, s->multi_block);
+	printf("functions: %zu, %zu with two or more blocks, of which %zu (%.1f%%) proven safe "
+	       "to rewrite\n", s->funcs, s->multi_block, s->multi_safe,
+	       pct(s->multi_safe, s->multi_block));
 	printf("  rewritten with a new layout: %zu (%.1f%% of those with two or more blocks)\n",
 	       s->moved, pct(s->moved_multi, s->multi_block));
 	printf("  kept as they were, proven safe: %zu (one block, or no better layout)\n",
@@ -179,6 +184,8 @@ static void print_stats_json(const struct opt_stats *s, bool pretty)
 	json_u64(&j, s->funcs);
 	json_key(&j, "multi_block");
 	json_u64(&j, s->multi_block);
+	json_key(&j, "multi_block_safe");
+	json_u64(&j, s->multi_safe);
 	json_key(&j, "rewritten");
 	json_u64(&j, s->moved);
 	json_key(&j, "rewritten_multi_block");

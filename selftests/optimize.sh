@@ -52,7 +52,10 @@ for seed in 1 2 3; do
 		"$VMLINUX_61" --layout random --seed "$seed"
 	share=$(json_get "$out.stats" 'round(100 * r["rewritten"] / r["multi_block"], 1)')
 	check_match "... moved blocks in $share% of multi-block functions" \
-		'^(5[5-9]|[6-9][0-9]|100)\.' "$share"
+		'^(6[5-9]|[7-9][0-9]|100)\.' "$share"
+	safe=$(json_get "$out.stats" 'round(100 * r["multi_block_safe"] / r["multi_block"], 1)')
+	check_match "... proved $safe% of multi-block functions safe to rewrite" \
+		'^(9[5-9]|100)\.' "$safe"
 	if [ $seed = 1 ]; then
 		check "... kbolt verify accepts it on its own" "$KBOLT" verify "$VMLINUX_61" "$out"
 		check_match "... kmeta check: 0 violations" " 0 violations" \
