@@ -274,12 +274,22 @@ static int rewrite_relocs(struct opt *opt, const struct moved_slots *ms, size_t 
 	return 0;
 }
 
-/* The section symbol of the section holding addr, 0 if none */
-static size_t section_sym(struct kmeta_image *img, uint64_t addr)
+/*
+ * The section symbol for addr: of the code section holding it, or ending at it (ORC
+ * ends each section with an entry at its end); 0 if none.  Sections in order, so the
+ * last one found is tried first.
+ */
+static size_t section_sym(struct kmeta_image *img, uint64_t addr, size_t last)
 {
 	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
 
-	for (size_t i = 1; sec && i < img->nr_syms; i++)
+	if (!sec && addr)
+		sec = kmeta_find_sec_containing(img, addr - 1);
+	if (!sec)
+		return 0;
+	if (last && img->syms[last].shndx == sec->idx)
+		return last;
+	for (size_t i = 1; i < img->nr_syms; i++)
 		if (img->syms[i].type == STT_SECTION && img->syms[i].shndx == sec->idx)
 			return i;
 	return 0;
@@ -290,8 +300,8 @@ static int rewrite_orc_relocs(struct opt *opt)
 {
 	struct kmeta_sec *rsec = kmeta_find_sec_by_name(opt->img, ".rela.orc_unwind_ip");
 	struct kmeta_sec *ip = kmeta_find_sec_by_name(opt->img, ".orc_unwind_ip");
-	size_t text_sym = 0;
-	uint64_t size = 0, text_addr = 0;
+	size_t sym = 0;
+	uint64_t size = 0;
 	unsigned char *raw;
 
 	if (!rsec)
@@ -306,17 +316,15 @@ static int rewrite_orc_relocs(struct opt *opt)
 		unsigned char *r = raw + k * sizeof(struct rela_raw);
 		uint64_t a = opt->orc_ips[k];
 
-		if (!text_sym || a < text_addr ||
-		    !kmeta_find_sec_containing(opt->img, a) ||
-		    kmeta_find_sec_containing(opt->img, a)->idx != opt->img->syms[text_sym].shndx) {
-			text_sym = section_sym(opt->img, a);
-			text_addr = text_sym ? opt->img->syms[text_sym].addr : 0;
+		sym = section_sym(opt->img, a, sym);
+		if (!sym) {
+			pr_err(opt->img->path, "orc: entry %zu at 0x%" PRIx64 " is in no section: "
+			       "cannot relocate it", k, a);
+			return -EINVAL;
 		}
-		if (!text_sym)
-			continue;	/* keep the old entry: the address has no section */
 		put_u64(r, ip->addr + 4 * k);
-		put_u64(r + 8, ((uint64_t)text_sym << 32) | R_X86_64_PC32);
-		put_u64(r + 16, a - text_addr);
+		put_u64(r + 8, ((uint64_t)sym << 32) | R_X86_64_PC32);
+		put_u64(r + 16, a - opt->img->syms[sym].addr);
 	}
 	return 0;
 }

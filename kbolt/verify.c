@@ -1006,6 +1006,32 @@ static void check_rela_entry(struct verifier *v, struct kmeta_sec *target,
 		fail(v, pa, "relocation target not moved with the code it points to");
 }
 
+/* The ORC table's relocations, regenerated: one per slot, to the slot's ip */
+static void check_orc_relocs(struct verifier *v, struct kmeta_sec *rsb)
+{
+	struct kmeta_sec *ip = kmeta_find_sec_by_name(v->b, ".orc_unwind_ip");
+	const unsigned char *rb;
+	uint64_t size = 0;
+
+	rb = rela_bytes(v->b, rsb, &size);
+	if (!ip || !rb || !v->orc_b || size != v->nr_orc * 24) {
+		fail(v, 0, "%s: not one relocation per ORC slot", rsb->name);
+		return;
+	}
+	for (size_t k = 0; k < v->nr_orc; k++) {
+		const unsigned char *r = rb + 24 * k;
+		uint64_t info = get_u64(r + 8);
+
+		if ((uint32_t)info != R_X86_64_PC32 || (info >> 32) >= v->b->nr_syms ||
+		    get_u64(r) != ip->addr + 4 * k ||
+		    v->b->syms[info >> 32].addr + get_u64(r + 16) != v->orc_b[k]) {
+			fail(v, v->orc_b[k], "%s: relocation %zu does not describe ORC slot %zu",
+			     rsb->name, k, k);
+			return;
+		}
+	}
+}
+
 static void check_relocs(struct verifier *v)
 {
 	for (size_t i = 1; i < v->a->nr_secs; i++) {
@@ -1018,8 +1044,13 @@ static void check_relocs(struct verifier *v)
 		    sh.sh_info >= v->a->nr_secs)
 			continue;
 		target = &v->a->secs[sh.sh_info];
-		if (!(target->flags & SHF_ALLOC) || !strcmp(target->name, ".orc_unwind_ip"))
+		if (!(target->flags & SHF_ALLOC))
 			continue;
+		if (!strcmp(target->name, ".orc_unwind_ip")) {
+			if (v->nr_f)
+				check_orc_relocs(v, rsb);
+			continue;
+		}
 		ra = rela_bytes(v->a, rsa, &sa);
 		rb = rela_bytes(v->b, rsb, &sb);
 		if (!ra || !rb || sa != sb) {
