@@ -212,4 +212,40 @@ printf 'kbolt-profile 1\nbuild-id -\nF %s %s 1' $good $good >"$tmp/truncated.pro
 expect_prof_error "kbolt profile cut in a line" "$tmp/truncated.prof" \
 	"line 3: truncated \\(no newline at the end\\)"
 
+# -- kbolt optimize and verify: usage errors exit 2, bad images exit 1, nothing written
+expect_usage() {	# expect_usage NAME REGEX ARGS...
+	local name=$1 re=$2 rc
+	shift 2
+	"$KBOLT" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	check_eq "$name: exits 2" 2 "$rc"
+	check_match "$name: says why: $re" "$re" "$(cat "$tmp/err")"
+}
+expect_usage "optimize without -o" "usage: kbolt optimize" optimize "$tmp/vmlinux" --layout random
+expect_usage "optimize --layout fast" "--layout takes profile or random, not 'fast'" \
+	optimize "$tmp/vmlinux" -o "$tmp/o" --layout fast
+expect_usage "optimize --seed x1" "--seed takes a number, not 'x1'" \
+	optimize "$tmp/vmlinux" -o "$tmp/o" --layout random --seed x1
+expect_usage "optimize with neither a profile nor a layout" "give --layout random --seed N" \
+	optimize "$tmp/vmlinux" -o "$tmp/o"
+expect_usage "optimize --layout profile without a profile" "--layout profile needs --profile" \
+	optimize "$tmp/vmlinux" -o "$tmp/o" --layout profile
+expect_usage "verify with one file" "usage: kbolt verify" verify "$tmp/vmlinux"
+expect_optimize_error() {	# expect_optimize_error NAME FILE REGEX
+	local name=$1 file=$2 re=$3 rc
+	"$KBOLT" optimize "$file" -o "$tmp/o" --layout random --seed 1 >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	check_eq "$name: optimize exits 1" 1 "$rc"
+	check_match "$name: names the file: $re" "^$(re_quote "$file"): error: kbolt: ($re)\$" \
+		"$(cat "$tmp/err")"
+	check "$name: writes nothing" test ! -e "$tmp/o"
+}
+expect_optimize_error "a module" "$tmp/good.o" "a module: kbolt rewrites a linked vmlinux"
+expect_optimize_error "a vmlinux without .rela.text" "$tmp/vmlinux" "no \.rela\.text section: .*"
+expect_optimize_error "a text file" "$tmp/text.ko" "not an ELF file"
+head -c 4096 "$tmp/vmlinux" >"$tmp/cut"
+"$KBOLT" verify "$tmp/vmlinux" "$tmp/cut" >"$tmp/out" 2>"$tmp/err"
+check_eq "verify of a truncated output exits 1" 1 "$?"
+check_match "... naming it" "^$(re_quote "$tmp/cut"): error: kbolt: truncated" "$(cat "$tmp/err")"
+
 done_testing
