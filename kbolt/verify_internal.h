@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the files of kbolt verify share: the verifier's state (two images, the
+ * rewritten functions with their old -> new maps, the walk's work lists) and the
+ * helpers of the model (verify.c) the walk (verify_walk.c) and the metadata checks
+ * (verify_meta.c) use.
+ */
+#ifndef KBOLT_VERIFY_INTERNAL_H
+#define KBOLT_VERIFY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../kmeta/kmeta.h"
+
+#define UNMAPPED UINT32_MAX
+#define MAX_REPORTS 20
+#define ORC_SIZE 6
+#define MAX_FOLLOW 64		/* plain jmps followed in a row, at most */
+
+struct vfunc {
+	struct kmeta_sym *sym;		/* in orig */
+	uint32_t *map;			/* old offset -> new offset */
+	unsigned char *olen;		/* old offset -> length of the insn walked there */
+	unsigned char *cover;		/* new offset: 1 insn start, 2 inside one */
+};
+
+struct pair {
+	uint64_t old, new;
+};
+
+struct verifier {
+	struct kmeta_image *a, *b;	/* orig, new */
+	struct vfunc *f;
+	size_t nr_f;
+	struct pair *work;		/* walk worklist */
+	size_t nr_work, work_cap;
+	struct pair *ext;		/* targets outside the walked function, checked last */
+	size_t nr_ext, ext_cap;
+	size_t errors;
+	bool quiet;
+	const struct kmeta_range *sites_a, *sites_b;
+	size_t nr_sites_a, nr_sites_b;
+	/* ORC of both, ips sorted */
+	uint64_t *orc_a, *orc_b;
+	const unsigned char *orc_ea, *orc_eb;
+	size_t nr_orc;
+	size_t walked;			/* instructions, for the summary */
+};
+
+/* Sites of one kind in one image (verify.c) */
+enum site_kind { SITES_JL, SITES_ANY, SITES_WARN, SITES_NR };
+
+/* verify.c: the model */
+void verify_fail(struct verifier *v, uint64_t addr, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The rewritten function containing old address addr, NULL if none */
+struct vfunc *vfunc_containing(struct verifier *v, uint64_t addr);
+/* Old address -> new through the walks (identity outside rewritten functions) */
+bool vmap(struct verifier *v, uint64_t addr, uint64_t *out);
+/* The same for a byte inside a walked instruction (a relocated field) */
+bool vmap_place(struct verifier *v, uint64_t addr, uint64_t *out);
+/* ORC: the entry that describes addr in a sorted table, NULL if none */
+const unsigned char *state_at(const uint64_t *ips, const unsigned char *e, size_t nr,
+			      uint64_t addr);
+bool same_state(const unsigned char *x, const unsigned char *y);
+const unsigned char *orc_state(struct verifier *v, bool new, uint64_t addr);
+bool in_set(struct kmeta_image *img, enum site_kind kind, uint64_t addr);
+bool is_jl_site(struct kmeta_image *img, uint64_t addr);
+bool is_table_site(struct kmeta_image *img, uint64_t addr);
+/* The raw Elf64_Rela entries of a relocation section, in the file's image */
+const unsigned char *rela_bytes(struct kmeta_image *img, struct kmeta_sec *sec, uint64_t *size);
+/* qsort() order of table entries: by site, then by every value */
+int cmp_entry_site(const void *x, const void *y);
+
+/* verify_walk.c: the walk, run first; the others need its map */
+bool equiv(struct verifier *v, uint64_t old, uint64_t new);
+void verify_walk(struct verifier *v);
+void verify_coverage(struct verifier *v);
+void verify_branches(struct verifier *v);
+
+/* verify_meta.c */
+void verify_orc(struct verifier *v);
+void verify_tables(struct verifier *v);
+void verify_relocs(struct verifier *v);
+
+#endif

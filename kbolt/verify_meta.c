@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbolt verify's checks of what points into code, once the walk has built the map:
+ * the ORC state at every walked instruction, every table entry, every relocation
+ * (the ORC table's regenerated ones included).  See verify.c for the whole proof.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kmeta/table.h"
+#include "../kmeta/util.h"
+#include "verify_internal.h"
+
+/* Old state at every mapped old byte that starts an insn (or sits in a unit) */
+void verify_orc(struct verifier *v)
+{
+	size_t nr_b = v->nr_orc;
+
+	if (!v->orc_a || !v->orc_b)
+		return;
+	for (size_t k = 0; k < v->nr_f; k++) {
+		struct vfunc *f = &v->f[k];
+
+		for (uint64_t off = 0; off < f->sym->size; off++) {
+			uint64_t o = f->sym->addr + off, n;
+
+			if (f->map[off] == UNMAPPED)
+				continue;
+			n = f->sym->addr + f->map[off];
+			if (!same_state(state_at(v->orc_a, v->orc_ea, v->nr_orc, o),
+					state_at(v->orc_b, v->orc_eb, v->nr_orc, n)))
+				verify_fail(v, o, "ORC state at its new place +0x%x differs", f->map[off]);
+		}
+	}
+	/* outside rewritten functions, each old entry is still there */
+	for (size_t k = 0; k < v->nr_orc; k++) {
+		uint64_t ip = v->orc_a[k];
+
+		if (vfunc_containing(v, ip))
+			continue;
+		if (!same_state(state_at(v->orc_a, v->orc_ea, v->nr_orc, ip),
+				state_at(v->orc_b, v->orc_eb, nr_b, ip)))
+			verify_fail(v, ip, "ORC state changed outside rewritten code");
+	}
+}
+
+/* The old entry's site through the map, as the new table should have it */
+static bool map_site(struct verifier *v, struct kmeta_table *t, struct kmeta_entry *e)
+{
+	for (unsigned int i = 0; i < TABLE_MAX_FIELDS && t->layout->fields[i].name; i++) {
+		if (t->layout->fields[i].role != FR_SITE || e->filler)
+			continue;
+		if (!vmap(v, e->val[i], &e->val[i]))
+			return false;
+		e->site = e->val[i];
+	}
+	return true;
+}
+
+/* Old entry a (its site already mapped) against new entry b */
+static void check_entry(struct verifier *v, struct kmeta_table *t, const struct kmeta_entry *a,
+			const struct kmeta_entry *b, size_t k)
+{
+	for (unsigned int i = 0; i < TABLE_MAX_FIELDS && t->layout->fields[i].name; i++) {
+		const struct field *f = &t->layout->fields[i];
+		bool ok;
+
+		if (f->role == FR_CODE)
+			ok = equiv(v, a->val[i], b->val[i]) && a->flags[i] == b->flags[i];
+		else if (f->kind == FK_PCREL32 || f->kind == FK_PCREL64 || f->kind == FK_ABS64)
+			ok = a->val[i] == b->val[i] && a->flags[i] == b->flags[i];
+		else
+			ok = a->raw[i] == b->raw[i];
+		if (!ok) {
+			verify_fail(v, b->site, "%s: entry %zu: %s is not the old one mapped",
+			     t->desc->name, k, f->name);
+			return;
+		}
+	}
+}
+
+static void check_table(struct verifier *v, struct kmeta_table *ta, struct kmeta_table *tb)
+{
+	struct kmeta_entry *ea = xcalloc(ta->nr_slots, sizeof(*ea));
+	struct kmeta_entry *eb = xcalloc(tb->nr_slots, sizeof(*eb));
+
+	for (size_t k = 0; k < ta->nr_slots; k++) {
+		if (table_read_entry(ta, k, &ea[k]) || table_read_entry(tb, k, &eb[k]))
+			continue;
+		if (!map_site(v, ta, &ea[k]))
+			verify_fail(v, ea[k].site, "%s: entry %zu: its site was not reached by the walk",
+			     ta->desc->name, k);
+	}
+	if (ta->desc->sorted) {
+		sort_array(ea, ta->nr_slots, sizeof(*ea), cmp_entry_site);
+		sort_array(eb, tb->nr_slots, sizeof(*eb), cmp_entry_site);
+	}
+	for (size_t k = 0; k < ta->nr_slots; k++)
+		check_entry(v, ta, &ea[k], &eb[k], k);
+	free(ea);
+	free(eb);
+}
+
+void verify_tables(struct verifier *v)
+{
+	for (unsigned int d = 0; d < nr_table_descs; d++) {
+		struct kmeta_table *ta = table_get(v->a, table_descs[d]);
+		struct kmeta_table *tb = table_get(v->b, table_descs[d]);
+
+		if (!ta || !tb || !ta->present || !strcmp(ta->desc->name, "orc"))
+			continue;
+		if (ta->nr_slots != tb->nr_slots) {
+			verify_fail(v, 0, "%s: %zu entries, was %zu", ta->desc->name, tb->nr_slots,
+			     ta->nr_slots);
+			continue;
+		}
+		check_table(v, ta, tb);
+	}
+}
+
+static bool in_sorted_table(struct verifier *v, uint64_t p)
+{
+	for (unsigned int d = 0; d < nr_table_descs; d++) {
+		struct kmeta_table *t = table_get(v->a, table_descs[d]);
+
+		if (!t || !t->present || !t->desc->sorted)
+			continue;
+		for (unsigned int r = 0; r < t->nr_ranges; r++)
+			if (p >= t->ranges[r].addr && p < t->ranges[r].addr + t->ranges[r].size)
+				return true;
+	}
+	return false;
+}
+
+static void check_rela_entry(struct verifier *v, struct kmeta_sec *target,
+			     const unsigned char *ra, const unsigned char *rb)
+{
+	uint64_t pa = get_u64(ra), pb = get_u64(rb), info = get_u64(ra + 8);
+	int64_t aa = (int64_t)get_u64(ra + 16), ab = (int64_t)get_u64(rb + 16);
+	uint64_t s, pm, ref_a, ref_b;
+
+	if (info != get_u64(rb + 8)) {
+		verify_fail(v, pa, "relocation's type or symbol changed");
+		return;
+	}
+	if ((uint32_t)info == R_X86_64_NONE || (info >> 32) >= v->a->nr_syms)
+		return;
+	s = v->a->syms[info >> 32].addr;
+	if (in_sorted_table(v, pa))
+		return;		/* slots permuted by sorting: the table check covers them */
+	if (!vmap_place(v, pa, &pm) || pm != pb) {
+		verify_fail(v, pa, "relocation not moved with its instruction");
+		return;
+	}
+	ref_a = s + aa;
+	ref_b = s + ab;
+	if (target->flags & SHF_EXECINSTR) {
+		/* pc-relative in code: the field's target moves, not S + A itself */
+		if (ab - aa != 0 && !vfunc_containing(v, ref_a + 4) && !vfunc_containing(v, ref_a))
+			verify_fail(v, pa, "relocation addend changed for an unmoved target");
+		return;
+	}
+	if (!equiv(v, ref_a, ref_b))
+		verify_fail(v, pa, "relocation target not moved with the code it points to");
+}
+
+/* The ORC table's relocations, regenerated: one per slot, to the slot's ip */
+static void check_orc_relocs(struct verifier *v, struct kmeta_sec *rsb)
+{
+	struct kmeta_sec *ip = kmeta_find_sec_by_name(v->b, ".orc_unwind_ip");
+	const unsigned char *rb;
+	uint64_t size = 0;
+
+	rb = rela_bytes(v->b, rsb, &size);
+	if (!ip || !rb || !v->orc_b || size != v->nr_orc * 24) {
+		verify_fail(v, 0, "%s: not one relocation per ORC slot", rsb->name);
+		return;
+	}
+	for (size_t k = 0; k < v->nr_orc; k++) {
+		const unsigned char *r = rb + 24 * k;
+		uint64_t info = get_u64(r + 8);
+
+		if ((uint32_t)info != R_X86_64_PC32 || (info >> 32) >= v->b->nr_syms ||
+		    get_u64(r) != ip->addr + 4 * k ||
+		    v->b->syms[info >> 32].addr + get_u64(r + 16) != v->orc_b[k]) {
+			verify_fail(v, v->orc_b[k], "%s: relocation %zu does not describe ORC slot %zu",
+			     rsb->name, k, k);
+			return;
+		}
+	}
+}
+
+void verify_relocs(struct verifier *v)
+{
+	for (size_t i = 1; i < v->a->nr_secs; i++) {
+		struct kmeta_sec *rsa = &v->a->secs[i], *rsb = &v->b->secs[i], *target;
+		const unsigned char *ra, *rb;
+		uint64_t sa = 0, sb = 0;
+		GElf_Shdr sh;
+
+		if (rsa->type != SHT_RELA || !gelf_getshdr(rsa->scn, &sh) || !sh.sh_info ||
+		    sh.sh_info >= v->a->nr_secs)
+			continue;
+		target = &v->a->secs[sh.sh_info];
+		if (!(target->flags & SHF_ALLOC))
+			continue;
+		if (!strcmp(target->name, ".orc_unwind_ip")) {
+			if (v->nr_f)
+				check_orc_relocs(v, rsb);
+			continue;
+		}
+		ra = rela_bytes(v->a, rsa, &sa);
+		rb = rela_bytes(v->b, rsb, &sb);
+		if (!ra || !rb || sa != sb) {
+			verify_fail(v, 0, "%s: cannot compare", rsa->name);
+			continue;
+		}
+		for (uint64_t k = 0; k < sa / 24; k++)
+			check_rela_entry(v, target, ra + 24 * k, rb + 24 * k);
+	}
+}
