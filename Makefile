@@ -125,6 +125,7 @@ fuzz:
 
 bench: all
 	$(Q)scripts/bench-kmeta $(KMETA_BIN)
+	$(Q)scripts/bench-optimize $(KBOLT_BIN)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
