@@ -9,8 +9,9 @@
 # warnings.  The checker first proves on doctored copies of its inputs that it can fail.
 #
 # The same for kbolt: every option and command of "kbolt --help" is in kbolt.rst, every
-# message of kbolt/*.c (pr_err, pr_warn and printf formats, the literal strings passed to
-# them, the reasons check-profile gives) is in its DIAGNOSTICS, the JSON members
+# message of kbolt/*.c (pr_err, pr_warn and printf formats, the problems the verifier
+# reports through verify_fail(), the literal strings passed to them, the reasons
+# check-profile gives) is in its DIAGNOSTICS, the JSON members
 # check-profile prints are documented, kbolt.rst renders as a section 1 man page.  The
 # QEMU plugin's profile kinds are the first of kbolt/profile.c's, and all are described
 # in profile-format.rst with the lines the plugin writes.  And for the boot lab: every
@@ -268,7 +269,10 @@ def check_messages(rst_file, srcs, top, extra_funcs=(), arg_literals=False,
     secs = rst_sections(open(rst_file).read())
     diag = norm(secs.get(section, ''))
     out(len(diag) > 0, '%s has a %s section' % (rst_name(rst_file), section))
-    funcs = dict(FMT_ARG, **{f: 0 for f in extra_funcs})
+    funcs = dict(FMT_ARG)	# "name" or "name:N": the format is argument N (default 0)
+    for f in extra_funcs:
+        name, _, idx = f.partition(':')
+        funcs[name] = int(idx or 0)
     extra = [] if arg_literals else None
     msgs, whats, bad = messages(srcs, funcs, extra)
     out(len(msgs) >= min_msgs, 'messages found in the sources', '%d found' % len(msgs))
@@ -531,7 +535,7 @@ elif cmd == 'commands':
     check_commands(*args)
 elif cmd == 'tables':
     check_tables(args[0], args[1], args[2], args[4:], args[3] or None)
-elif cmd == 'messages':	# RST TOP [--funcs=F,G] [--arg-literals] [--section=S] [--min=N] SRC...
+elif cmd == 'messages':	# RST TOP [--funcs=F,G:N] [--arg-literals] [--section=S] [--min=N] SRC...
     opts = {'funcs': '', 'arg-literals': False, 'section': 'DIAGNOSTICS', 'min': '10'}
     rst, top, rest = args[0], args[1], args[2:]
     while rest and rest[0].startswith('--'):
@@ -719,8 +723,11 @@ expect_fail "a string passed to a kbolt message must be in DIAGNOSTICS" 'frobbed
 printf '%s\n' 'void f(void) { printf("%s: frobnicated %d\n", a, 1); }' > "$tmp/src/fake.c"
 expect_fail "a kbolt printf format must be in DIAGNOSTICS" 'frobnicated' messages \
 	"$kbolt_rst" "$top" --funcs=printf "$tmp/src/fake.c"
-run_checker "kbolt messages" messages "$kbolt_rst" "$top" --funcs=printf --arg-literals \
-	"${kbolt_sources[@]}"
+printf '%s\n' 'void f(void) { verify_fail(v, addr, "frobbed %s at %d", x, 1); }' > "$tmp/src/fake.c"
+expect_fail "a problem verify_fail() reports must be in DIAGNOSTICS" 'frobbed' messages \
+	"$kbolt_rst" "$top" --funcs=printf,verify_fail:2 "$tmp/src/fake.c"
+run_checker "kbolt messages" messages "$kbolt_rst" "$top" --funcs=printf,verify_fail:2 \
+	--arg-literals "${kbolt_sources[@]}"
 run_checker "check-profile reasons" literals "$kbolt_rst" "$top" "reasons check-profile gives" \
 	"$top/kbolt/check_profile.c"
 run_checker "profile kinds" kinds "$format_rst" "$top" "$top/kbolt/profile.c" "$plugin_source"
