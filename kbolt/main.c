@@ -38,6 +38,8 @@ static void usage(FILE *f)
 		"Reorder the basic blocks of a linked x86-64 Linux kernel (in progress).\n"
 		"\n"
 		"Commands (any unique prefix works):\n"
+		"  optimize VMLINUX -o OUT         write VMLINUX with its blocks reordered, verified, to OUT\n"
+		"  verify ORIG NEW                 prove that NEW is ORIG with blocks moved inside functions\n"
 		"  check-profile VMLINUX PROFILE   check every recorded edge against the kernel's code\n"
 		"  profile-to-bolt -o OUT PROFILE  write PROFILE in BOLT's format (perf2bolt -pa)\n"
 		"\n"
@@ -46,7 +48,14 @@ static void usage(FILE *f)
 		"  -p, --pretty   indented JSON output (implies -j)\n"
 		"  -f, --force    use a profile whose build-id is not the kernel's, or whose\n"
 		"                 addresses miss its instructions\n"
-		"  -o, --output FILE  profile-to-bolt: the file to write\n"
+		"  -o, --output FILE  optimize, profile-to-bolt: the file to write\n"
+		"      --profile FILE     optimize: lay the functions out by this profile\n"
+		"      --layout profile|random  optimize: by the profile (the default with\n"
+		"                         --profile), or a seeded random order (a test)\n"
+		"      --seed N           optimize: the seed of --layout random (default 0)\n"
+		"      --funcs GLOB       optimize: rewrite only functions matching GLOB (repeatable)\n"
+		"      --skip-funcs GLOB  optimize: never rewrite functions matching GLOB (repeatable)\n"
+		"      --stats            optimize: print what was rewritten, and why not\n"
 		"  -h, --help     this help\n"
 		"  -V, --version  print the version\n"
 		"\n"
@@ -159,6 +168,10 @@ static int cmd_optimize(struct kbolt_opts *o)
 		pr_err(NULL, "--layout profile needs --profile FILE (or use --layout random)");
 		return 2;
 	}
+	if (o->opt.layout == LAYOUT_PROFILE && o->seed_set) {
+		pr_err(NULL, "--seed is for --layout random; the profile layout has no chance in it");
+		return 2;
+	}
 	if (o->opt.layout == LAYOUT_RANDOM && !o->seed_set && !o->layout_set) {
 		pr_err(NULL, "without --profile, give --layout random --seed N (a test layout)");
 		return 2;
@@ -189,8 +202,8 @@ static int parse_seed(struct kbolt_opts *o, const char *arg)
 	char *end;
 
 	errno = 0;
-	o->opt.seed = strtoull(arg, &end, 0);
-	if (errno || !*arg || *end)
+	o->opt.seed = strtoull(arg, &end, 10);
+	if (errno || !*arg || *end || *arg == '-' || *arg == '+')
 		return -1;
 	o->seed_set = true;
 	return 0;
@@ -202,22 +215,42 @@ static void add_glob(const char ***v, size_t *nr, const char *glob)
 	(*v)[(*nr)++] = glob;
 }
 
+enum { OPT_PROFILE = 256, OPT_LAYOUT, OPT_SEED, OPT_FUNCS, OPT_SKIP_FUNCS, OPT_STATS };
+
+/* Which options a command takes: a bit per option */
+enum {
+	TAKES_JSON = 1 << 0, TAKES_FORCE = 1 << 1, TAKES_OUTPUT = 1 << 2,
+	TAKES_OPTIMIZE = 1 << 3,	/* --profile --layout --seed --funcs --skip-funcs --stats */
+};
+
 static const struct {
 	const char *name;
 	int (*fn)(struct kbolt_opts *o);
 	int nr_args;
 	const char *usage;
 	bool output;	/* takes -o OUT, and needs it */
+	unsigned int takes;
 } cmds[] = {
 	{ "check-profile", cmd_check_profile, 2, "check-profile [-j|-p] [-f] VMLINUX PROFILE",
-	  false },
-	{ "profile-to-bolt", cmd_profile_to_bolt, 1, "profile-to-bolt -o OUT PROFILE", true },
+	  false, TAKES_JSON | TAKES_FORCE },
+	{ "profile-to-bolt", cmd_profile_to_bolt, 1, "profile-to-bolt -o OUT PROFILE", true,
+	  TAKES_OUTPUT },
 	{ "optimize", cmd_optimize, 1, "optimize VMLINUX -o OUT [--profile FILE] [--layout "
-	  "profile|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] [--stats] [-j]", true },
-	{ "verify", cmd_verify, 2, "verify ORIG NEW", false },
+	  "profile|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] [--stats] [-j]", true,
+	  TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZE },
+	{ "verify", cmd_verify, 2, "verify ORIG NEW", false, 0 },
 };
 
-enum { OPT_PROFILE = 256, OPT_LAYOUT, OPT_SEED, OPT_FUNCS, OPT_SKIP_FUNCS, OPT_STATS };
+/* The option of a TAKES_ bit, for messages */
+static const char *option_name(unsigned int bit)
+{
+	switch (bit) {
+	case TAKES_JSON:	return "-j/--json";
+	case TAKES_FORCE:	return "-f/--force";
+	case TAKES_OUTPUT:	return "-o/--output";
+	default:		return "--profile, --layout, --seed, --funcs, --skip-funcs or --stats";
+	}
+}
 
 int main(int argc, char **argv)
 {
@@ -237,16 +270,19 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	struct kbolt_opts o = { 0 };
+	unsigned int given = 0;
 	int c, found = -1;
 
 	msg_tool = "kbolt";
 	opterr = 0;	/* our own messages, in the tool's format */
 	while ((c = getopt_long(argc, argv, ":jpfo:hV", longopts, NULL)) != -1) {
+		if (c >= OPT_PROFILE)
+			given |= TAKES_OPTIMIZE;
 		switch (c) {
 		case 'p': o.pretty = true; /* fall through */
-		case 'j': o.json = true; break;
-		case 'f': o.force = true; break;
-		case 'o': o.output = optarg; break;
+		case 'j': o.json = true; given |= TAKES_JSON; break;
+		case 'f': o.force = true; given |= TAKES_FORCE; break;
+		case 'o': o.output = optarg; given |= TAKES_OUTPUT; break;
 		case OPT_PROFILE: o.opt.profile = optarg; break;
 		case OPT_FUNCS: add_glob(&o.opt.funcs, &o.opt.nr_funcs, optarg); break;
 		case OPT_SKIP_FUNCS:
@@ -292,6 +328,12 @@ int main(int argc, char **argv)
 	if (found < 0) {
 		pr_err(NULL, "unknown command '%s'; try 'kbolt --help'", argv[optind]);
 		return 2;
+	}
+	for (unsigned int bit = 1; bit <= TAKES_OPTIMIZE; bit <<= 1) {
+		if ((given & bit) && !(cmds[found].takes & bit)) {
+			pr_err(NULL, "%s does not apply to %s", option_name(bit), cmds[found].name);
+			return 2;
+		}
 	}
 	o.args = argv + optind + 1;
 	o.nr_args = argc - optind - 1;

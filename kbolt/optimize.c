@@ -263,8 +263,9 @@ static void debug_dump(struct opt *opt)
 
 		if (strcmp(f->sym->name, name))
 			continue;
-		fprintf(stderr, "%s: skip %s moved %d ops %u bbs %u\n", name,
-			skip_reason_name(f->skip), f->moved, f->nr_ops, f->nr_bbs);
+		fprintf(stderr, "%s: %s, %u ops, %u blocks\n", name,
+			f->moved ? "moved" : f->skip ? skip_reason_name(f->skip) : "kept",
+			f->nr_ops, f->nr_bbs);
 		for (uint32_t b = 0; b < f->nr_bbs; b++)
 			fprintf(stderr, "  bb%u +0x%x nr %u taken %d fall %d term %d drop %d new +0x%x\n",
 				b, f->ops[f->bbs[b].first].off, f->bbs[b].nr, f->bbs[b].taken,

@@ -35,7 +35,7 @@ void verify_fail(struct verifier *v, uint64_t addr, const char *fmt, ...)
 	char where[KMETA_ADDR_STR_SIZE], msg[512];
 	va_list ap;
 
-	if (v->errors++ >= MAX_REPORTS || v->quiet)
+	if (v->errors++ >= MAX_REPORTS)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -332,7 +332,7 @@ static void verifier_free(struct verifier *v)
 
 int kbolt_verify(const char *orig, const char *new, const struct verify_report *rep)
 {
-	struct verifier v = { .quiet = false };
+	struct verifier v = { 0 };
 	size_t nr_orc_b = 0;
 	int err;
 

@@ -38,7 +38,6 @@ struct verifier {
 	struct pair *ext;		/* targets outside the walked function, checked last */
 	size_t nr_ext, ext_cap;
 	size_t errors;
-	bool quiet;
 	const struct kmeta_range *sites_a, *sites_b;
 	size_t nr_sites_a, nr_sites_b;
 	/* ORC of both, ips sorted */

@@ -173,7 +173,7 @@ static void step(struct verifier *v, struct vfunc *f, uint64_t o, uint64_t n)
 	int ci, cj;
 
 	if (n < f->sym->addr || n >= end) {
-		verify_fail(v, o, "continues outside its function in the new code, at %" PRIx64, n);
+		verify_fail(v, o, "continues outside its function in the new code, at 0x%" PRIx64, n);
 		return;
 	}
 	o = follow(v, v->a, f, o, false, jo, &nr_jo);
@@ -190,7 +190,7 @@ static void step(struct verifier *v, struct vfunc *f, uint64_t o, uint64_t n)
 		return;
 	}
 	if (kmeta_insn_decode(v->a, o, &i) || decode_new(v, &i, n, &j)) {
-		verify_fail(v, o, "no instruction at its new place %" PRIx64, n);
+		verify_fail(v, o, "no instruction at its new place 0x%" PRIx64, n);
 		return;
 	}
 	ra = site_at(v->sites_a, v->nr_sites_a, o);
@@ -298,7 +298,7 @@ static size_t add_root(struct verifier *v, uint64_t old, uint64_t new)
 
 	if (!f) {
 		if (old != new)
-			verify_fail(v, old, "referenced as %" PRIx64 " but not in rewritten code", new);
+			verify_fail(v, old, "referenced as 0x%" PRIx64 " but not in rewritten code", new);
 		return 0;
 	}
 	if (equiv(v, old, new))
@@ -512,6 +512,6 @@ void verify_branches(struct verifier *v)
 {
 	for (size_t k = 0; k < v->nr_ext; k++) {
 		if (!equiv(v, v->ext[k].old, v->ext[k].new))
-			verify_fail(v, v->ext[k].old, "referenced as %" PRIx64 " in the new code", v->ext[k].new);
+			verify_fail(v, v->ext[k].old, "referenced as 0x%" PRIx64 " in the new code", v->ext[k].new);
 	}
 }
