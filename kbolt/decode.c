@@ -6,6 +6,7 @@
  * are re-targeted (kept as fixes).  Functions kbolt must not touch are marked here:
  * code in areas with a fixed layout, undecodable bytes, symbols in the middle.
  */
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +53,11 @@ void skip_func(struct opt *opt, struct func *f, enum skip_reason why, uint64_t a
 struct func *find_func_containing(struct opt *opt, uint64_t addr)
 {
 	size_t lo = 0, hi = opt->nr_funcs;
-	struct func *f;
+	struct func *f = opt->last_func;
 
+	/* lookups come in address order more often than not */
+	if (f && addr >= f->sym->addr && addr < f->sym->addr + f->sym->size)
+		return f;
 	while (lo < hi) {	/* first function starting after addr */
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -67,7 +71,10 @@ struct func *find_func_containing(struct opt *opt, uint64_t addr)
 	f = &opt->funcs[lo - 1];
 	while (f->alias)	/* aliases follow the function they repeat */
 		f--;
-	return addr < f->sym->addr + f->sym->size ? f : NULL;
+	if (addr >= f->sym->addr + f->sym->size)
+		return NULL;
+	opt->last_func = f;
+	return f;
 }
 
 long find_op_containing(const struct func *f, uint64_t addr)
@@ -266,6 +273,103 @@ static void mark_symbols_inside(struct opt *opt)
 	}
 }
 
+static bool in_sec_named(struct kmeta_image *img, uint64_t addr, const char *name)
+{
+	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
+
+	return sec && !strcmp(sec->name, name);
+}
+
+struct scan_hits {
+	struct opt *opt;
+	struct kmeta_range *v;	/* at (start) -> target (end) */
+	size_t nr, cap;
+};
+
+/* Bytes at `at` may encode a reference to target, inside a function to be rewritten */
+static void scan_hit(void *ctx, uint64_t at, uint64_t target)
+{
+	struct scan_hits *h = ctx;
+	struct func *g = find_func_containing(h->opt, at);
+
+	if (g && g->decoded)
+		return;		/* its references are known exactly */
+	/* decoded on their own (refs.c) */
+	if (!g && (in_sec_named(h->opt->img, at, ".altinstr_replacement") ||
+		   in_sec_named(h->opt->img, at, ".altinstr_aux")))
+		return;
+	if (g)
+		g->want_decode = true;
+	GROW(h->v, h->cap, h->nr + 1);
+	h->v[h->nr++] = (struct kmeta_range){ at, target };
+}
+
+/*
+ * The code that may point into the functions that decoded (ranges r): decoded too, in
+ * lite mode; where it cannot be (bytes outside any function, or undecodable), the
+ * function it may point into is left alone.
+ */
+static int scan_refs(struct opt *opt, const struct kmeta_range *r, size_t nr)
+{
+	struct scan_hits h = { .opt = opt };
+	int err = kmeta_scan_rel_refs(opt->img, r, nr, scan_hit, &h);
+
+	if (err) {
+		pr_err(opt->img->path, "cannot scan the code for references: %s", strerror(-err));
+		free(h.v);
+		return err;
+	}
+	for (size_t i = 0; opt->lite && i < opt->nr_funcs; i++)
+		if (opt->funcs[i].want_decode && !opt->funcs[i].alias)
+			decode_func(opt, &opt->funcs[i]);
+	for (size_t k = 0; k < h.nr; k++) {
+		struct func *g = find_func_containing(opt, h.v[k].start);
+		struct func *f = find_func_containing(opt, h.v[k].end);
+
+		if ((!g || !g->decoded) && f)
+			skip_func(opt, f, SKIP_UNDECODED_REF, h.v[k].end);
+	}
+	free(h.v);
+	return 0;
+}
+
+/* The functions that decoded, and that may be rewritten, as ranges */
+static struct kmeta_range *rewritable_ranges(struct opt *opt, size_t *nr)
+{
+	struct kmeta_range *r = xmalloc(opt->nr_funcs * sizeof(*r));
+
+	*nr = 0;
+	for (size_t i = 0; i < opt->nr_funcs; i++) {
+		struct func *f = &opt->funcs[i];
+
+		if (f->decoded && !f->alias && f->skip == SKIP_NONE)
+			r[(*nr)++] = (struct kmeta_range){ f->sym->addr, f->sym->addr + f->sym->size };
+	}
+	return r;
+}
+
+/*
+ * Lite: the functions with profile weight, then every function that may point into
+ * one of them (the others cannot matter to the rewrite).
+ */
+static int decode_lite(struct opt *opt)
+{
+	struct kmeta_range *r;
+	size_t nr;
+	int err;
+
+	for (size_t i = 0; i < opt->nr_funcs; i++) {
+		struct func *f = &opt->funcs[i];
+
+		if (!f->alias && f->skip == SKIP_NONE && f->weight)
+			decode_func(opt, f);
+	}
+	r = rewritable_ranges(opt, &nr);
+	err = scan_refs(opt, r, nr);
+	free(r);
+	return err;
+}
+
 /* Head text ends where the first function with an ftrace call site starts */
 static uint64_t find_head_end(struct kmeta_image *img)
 {
@@ -286,7 +390,8 @@ static uint64_t find_head_end(struct kmeta_image *img)
 	return best;
 }
 
-int decode_funcs(struct opt *opt)
+/* The functions, their aliases, and the ones never to touch (options, areas, symbols) */
+void init_funcs(struct opt *opt)
 {
 	struct kmeta_image *img = opt->img;
 	const struct opt_options *o = opt->o;
@@ -317,9 +422,22 @@ int decode_funcs(struct opt *opt)
 			skip_func(opt, f, SKIP_AREA, f->sym->addr);
 	}
 	mark_symbols_inside(opt);
+}
+
+int decode_funcs(struct opt *opt)
+{
+	struct kmeta_range *r;
+	size_t nr;
+	int err;
+
+	if (opt->lite)
+		return decode_lite(opt);
 	/* every function that can be decoded is: its branches may point into others */
 	for (size_t i = 0; i < opt->nr_funcs; i++)
 		if (!opt->funcs[i].alias)
 			decode_func(opt, &opt->funcs[i]);
-	return 0;
+	r = rewritable_ranges(opt, &nr);	/* code outside functions may point in */
+	err = scan_refs(opt, r, nr);
+	free(r);
+	return err;
 }

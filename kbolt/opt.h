@@ -133,6 +133,7 @@ struct func {
 	bool alias;		/* same range as the previous function: not separate */
 	bool moved;		/* new bytes differ from the old */
 	bool decoded;
+	bool want_decode;	/* lite: may point into a function being rewritten */
 };
 
 enum layout_kind { LAYOUT_PROFILE, LAYOUT_RANDOM };
@@ -158,10 +159,16 @@ struct opt {
 	struct prof *prof;
 	struct func *funcs;	/* parallel to img->funcs */
 	size_t nr_funcs;
+	struct func *last_func;	/* find_func_containing()'s cache */
 	uint64_t *sites;	/* every table's site addresses except ORC's, sorted */
 	size_t nr_sites;
 	struct extra_code extra;
 	uint64_t head_end;	/* [_text, head_end): head code, never rewritten */
+	/*
+	 * Lite (profile layouts): only functions with profile weight are decoded, and
+	 * the code that may point into them, found by kmeta_scan_rel_refs()
+	 */
+	bool lite;
 	/* ORC, read once: old ips (sorted) and their 6-byte entries */
 	uint64_t *orc_ips;
 	const unsigned char *orc_entries;
@@ -170,6 +177,7 @@ struct opt {
 };
 
 /* decode.c */
+void init_funcs(struct opt *opt);
 int decode_funcs(struct opt *opt);
 struct func *find_func_containing(struct opt *opt, uint64_t addr);
 /* Index of the op starting at or containing addr in f, -1 if outside */
@@ -180,13 +188,18 @@ bool is_rewritable(const struct func *f);
 
 /* refs.c */
 int collect_refs(struct opt *opt);
+/* The decoded instruction of code outside functions (replacements, aux) at addr */
+const struct kmeta_insn *find_extra_insn(struct opt *opt, uint64_t addr);
 
 /* cfg.c */
 int build_cfg(struct opt *opt, struct func *f);
 long find_bb_of_op(const struct func *f, uint32_t op);
 
+/* prof_map.c */
+void weigh_funcs(struct opt *opt);	/* before decode_funcs() */
+void apply_profile(struct opt *opt);	/* after build_cfg() */
+
 /* layout.c */
-void apply_profile(struct opt *opt);
 int layout_func(struct opt *opt, struct func *f);
 
 /* emit.c */

@@ -4,7 +4,10 @@
  *
  *   open the image, read the profile and check it is this kernel's
  *   orc_read        the old ORC table: states for every old address
- *   decode_funcs    ops of every function; skips for areas, symbols, bad bytes
+ *   init_funcs      functions, aliases, skips for options, areas, symbols
+ *   weigh_funcs     profile weight per function
+ *   decode_funcs    ops of every function (lite: of those with weight, and of the code
+ *                   that may point into them); skips for bad bytes
  *   collect_refs    references into bodies (needs every function decoded)
  *   build_cfg       blocks (needs the references: they make leaders)
  *   apply_profile   weights onto blocks (needs the blocks)
@@ -31,6 +34,7 @@
 struct opt_stats {
 	size_t funcs, multi_block, moved, moved_multi, unchanged;
 	size_t multi_safe;	/* multi-block functions kbolt proved it can rewrite */
+	size_t not_analysed;	/* lite: no weight, and nothing of them matters */
 	size_t skips[SKIP_NR];
 	uint64_t skip_weight[SKIP_NR];
 	uint64_t moved_weight, unchanged_weight, total_weight;
@@ -127,6 +131,10 @@ static void gather_stats(struct opt *opt, struct opt_stats *s)
 		s->multi_block += multi;
 		s->multi_safe += multi && (f->skip == SKIP_NONE || f->skip == SKIP_NO_FIT ||
 					   f->skip == SKIP_ORC_BUDGET);
+		if (!f->decoded && f->skip == SKIP_NONE) {
+			s->not_analysed++;
+			continue;
+		}
 		if (f->moved) {
 			s->moved++;
 			s->moved_multi += multi;
@@ -157,6 +165,9 @@ static void print_stats_text(const struct opt_stats *s, bool have_profile)
 	       s->moved, pct(s->moved_multi, s->multi_block));
 	printf("  kept as they were, proven safe: %zu (one block, or no better layout)\n",
 	       s->unchanged);
+	if (s->not_analysed)
+		printf("  kept as they were, not analysed: %zu (no profile weight)\n",
+		       s->not_analysed);
 	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++) {
 		if (!s->skips[r])
 			continue;
@@ -192,6 +203,8 @@ static void print_stats_json(const struct opt_stats *s, bool pretty)
 	json_u64(&j, s->moved_multi);
 	json_key(&j, "kept");
 	json_u64(&j, s->unchanged);
+	json_key(&j, "not_analysed");
+	json_u64(&j, s->not_analysed);
 	json_key(&j, "skipped");
 	json_obj_open(&j);
 	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++) {
@@ -279,7 +292,14 @@ static void debug_dump(struct opt *opt)
 
 static int run_pipeline(struct opt *opt)
 {
-	if (orc_read(opt) || decode_funcs(opt) || collect_refs(opt))
+	opt->lite = opt->o->layout == LAYOUT_PROFILE;
+	if (orc_read(opt))
+		return -EINVAL;
+	init_funcs(opt);
+	weigh_funcs(opt);	/* lite mode decodes by weight */
+	if (decode_funcs(opt))
+		return -EINVAL;
+	if (collect_refs(opt))
 		return -EINVAL;
 	for (size_t i = 0; i < opt->nr_funcs; i++)
 		if (opt->funcs[i].decoded)

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Profile edges onto blocks: taken branches weigh their block's taken edge, fall-through
- * records (one step in kbolt's format, a range in BOLT's) weigh every fall-through edge
- * they cross, and every block reached counts an execution.  Each function also gets
- * the total weight of the records leaving it, for --stats.
- *
- * Must run after build_cfg() on every function.
+ * Profile edges onto functions, then onto blocks.  Each function gets the total weight
+ * of the records leaving it (lite mode decodes only those with some, --stats reports
+ * it).  Then taken branches weigh their block's taken edge, fall-through records (one
+ * step in kbolt's format, a range in BOLT's) weigh every fall-through edge they
+ * cross, and every block reached counts an execution.
  */
 #include "opt.h"
 
@@ -51,16 +50,27 @@ static void map_branch(struct opt *opt, struct func *f, const struct prof_edge *
 		f->bbs[from].w_fall += e->count;
 }
 
-void apply_profile(struct opt *opt)
+/* Each function's weight: what lite mode decodes, and --stats reports */
+void weigh_funcs(struct opt *opt)
 {
 	for (size_t k = 0; opt->prof && k < opt->prof->nr_edges; k++) {
 		const struct prof_edge *e = &opt->prof->edges[k];
 		struct func *f = find_func_containing(opt, e->from);
 
 		opt->total_weight += e->count;
-		if (!f)
+		if (f)
+			f->weight += e->count;
+	}
+}
+
+void apply_profile(struct opt *opt)
+{
+	for (size_t k = 0; opt->prof && k < opt->prof->nr_edges; k++) {
+		const struct prof_edge *e = &opt->prof->edges[k];
+		struct func *f = find_func_containing(opt, e->from);
+
+		if (!f || !f->nr_bbs)
 			continue;
-		f->weight += e->count;
 		if (e->kind == PK_FALLTHROUGH)
 			map_fallthrough(f, e);
 		else

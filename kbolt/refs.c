@@ -206,7 +206,7 @@ static int decode_extra(struct opt *opt)
 	return 0;
 }
 
-static const struct kmeta_insn *find_extra_insn(struct opt *opt, uint64_t addr)
+const struct kmeta_insn *find_extra_insn(struct opt *opt, uint64_t addr)
 {
 	size_t lo = 0, hi = opt->extra.nr;
 
@@ -280,7 +280,15 @@ static void reloc_in_func(struct opt *opt, struct func *g, const struct kmeta_re
 static void reloc_undecoded(struct opt *opt, const struct kmeta_reloc *r)
 {
 	static const unsigned int tails[] = { 0, 1, 2, 4 };
+	bool matters = false;
 
+	for (size_t k = 0; k < ARRAY_SIZE(tails) && !matters; k++) {
+		struct func *f = find_func_containing(opt, r->target + 4 + tails[k]);
+
+		matters = f && f->decoded && r->target + 4 + tails[k] != f->sym->addr;
+	}
+	if (!matters)	/* it cannot point into a function kbolt may rewrite */
+		return;
 	for (unsigned int back = 1; back < 15 && back <= r->addr; back++) {
 		struct kmeta_insn in;
 
@@ -319,10 +327,10 @@ static int mark_relocs(struct opt *opt)
 		g = find_func_containing(opt, r->addr);
 		if (g && g->decoded)
 			reloc_in_func(opt, g, r);
+		else if (!is_pcrel(r->type))	/* an absolute address: S + A itself */
+			add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
 		else if (!find_extra_insn(opt, r->addr))
 			reloc_undecoded(opt, r);
-		else if (!is_pcrel(r->type))
-			add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
 	}
 	return 0;
 }

@@ -159,11 +159,16 @@ static bool is_pcrel(uint32_t type)
 	return type == R_X86_64_PC32 || type == R_X86_64_PLT32 || type == R_X86_64_PC64;
 }
 
-/* What a relocation at p in code refers to: where the instruction's field leads */
+/*
+ * What a relocation at p in code refers to: where the instruction's field leads.  In
+ * code kbolt did not decode it cannot lead into moved code (refs.c decodes all code
+ * that may), so the usual 4-byte field ending the instruction is assumed.
+ */
 static uint64_t code_ref(struct opt *opt, uint64_t p, uint64_t s_a)
 {
 	struct func *g = find_func_containing(opt, p);
 	long i = g && g->decoded ? find_op_containing(g, p) : -1;
+	const struct kmeta_insn *in;
 
 	if (i >= 0) {
 		const struct op *op = &g->ops[i];
@@ -174,12 +179,9 @@ static uint64_t code_ref(struct opt *opt, uint64_t p, uint64_t s_a)
 				return s_a + (at + g->fixes[k].next_off - p);
 		return s_a + (at + op->len - p);
 	}
-	for (size_t k = 0; k < opt->extra.nr; k++) {
-		const struct kmeta_insn *in = &opt->extra.insns[k];
-
-		if (p >= in->addr && p < in->addr + in->len)
-			return s_a + (in->addr + in->len - p);
-	}
+	in = g ? NULL : find_extra_insn(opt, p);
+	if (in)
+		return s_a + (in->addr + in->len - p);
 	return s_a + 4;
 }
 

@@ -216,7 +216,7 @@ bool is_table_site(struct kmeta_image *img, uint64_t addr)
 }
 
 /* Index in img->funcs of the function containing addr, -1 if none */
-static long func_index(struct kmeta_image *img, uint64_t addr)
+long func_index(struct kmeta_image *img, uint64_t addr)
 {
 	size_t lo = 0, hi = img->nr_funcs;
 

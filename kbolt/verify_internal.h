@@ -69,6 +69,8 @@ bool is_jl_site(struct kmeta_image *img, uint64_t addr);
 bool is_table_site(struct kmeta_image *img, uint64_t addr);
 /* The raw Elf64_Rela entries of a relocation section, in the file's image */
 const unsigned char *rela_bytes(struct kmeta_image *img, struct kmeta_sec *sec, uint64_t *size);
+/* Index in img->funcs of the function containing addr, -1 if none */
+long func_index(struct kmeta_image *img, uint64_t addr);
 /* qsort() order of table entries: by site, then by every value */
 int cmp_entry_site(const void *x, const void *y);
 

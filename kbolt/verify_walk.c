@@ -127,8 +127,13 @@ static uint64_t follow(struct verifier *v, struct kmeta_image *img, struct vfunc
 
 	*nr_jmps = 0;
 	for (int k = 0; k < MAX_FOLLOW; k++) {
+		const unsigned char *p = kmeta_bytes_at(img, addr, 1);
 		struct kmeta_insn in;
 
+		/* a jmp starts with e9 or eb, or with a prefix: decode only those */
+		if (!p || (p[0] != 0xe9 && p[0] != 0xeb && p[0] != 0x2e && p[0] != 0x3e &&
+			   p[0] != 0x66 && (p[0] & 0xf0) != 0x40))
+			return addr;
 		if (kmeta_insn_decode(img, addr, &in) || in.kind != KI_JMP ||
 		    in.target < f->sym->addr || in.target >= end || in.target == addr ||
 		    is_table_site(img, addr) ||
@@ -308,57 +313,86 @@ static size_t add_root(struct verifier *v, uint64_t old, uint64_t new)
 	return v->walked - before;
 }
 
+/* Root candidates, gathered once: pairs of old and new code addresses */
+struct roots {
+	struct pair *v;
+	size_t nr, cap;
+	/* sorted tables: old entries into rewritten code, new entries by site */
+	struct sorted_roots {
+		struct kmeta_table *ta;
+		struct kmeta_entry *old, *new;
+		size_t nr_old, nr_new;
+	} *sorted;
+	size_t nr_sorted;
+};
+
+static void add_pair(struct verifier *v, struct roots *r, uint64_t old, uint64_t new)
+{
+	if (!vfunc_containing(v, old))
+		return;		/* verify_tables() and verify_relocs() check those */
+	GROW(r->v, r->cap, r->nr + 1);
+	r->v[r->nr++] = (struct pair){ old, new };
+}
+
 /* Code fields of tables whose slots correspond one to one */
-static size_t roots_from_slots(struct verifier *v, struct kmeta_table *ta, struct kmeta_table *tb)
+static void pairs_from_slots(struct verifier *v, struct roots *r, struct kmeta_table *ta,
+			     struct kmeta_table *tb)
 {
 	struct kmeta_entry ea, eb;
-	size_t n = 0;
 
 	for (size_t k = 0; k < ta->nr_slots; k++) {
 		if (table_read_entry(ta, k, &ea) || table_read_entry(tb, k, &eb))
 			continue;
 		for (unsigned int i = 0; i < TABLE_MAX_FIELDS && ta->layout->fields[i].name; i++)
 			if (ta->layout->fields[i].role == FR_CODE)
-				n += add_root(v, ea.val[i], eb.val[i]);
+				add_pair(v, r, ea.val[i], eb.val[i]);
 	}
-	return n;
 }
 
-/* Sorted tables: an old entry's partner is the new one at its mapped site */
-static size_t roots_from_sorted(struct verifier *v, struct kmeta_table *ta, struct kmeta_table *tb)
+/* Sorted tables: the old entries in rewritten code, and all new ones by site */
+static void entries_of_sorted(struct verifier *v, struct roots *r, struct kmeta_table *ta,
+			      struct kmeta_table *tb)
 {
-	struct kmeta_entry *eb = xcalloc(tb->nr_slots, sizeof(*eb)), ea;
+	struct sorted_roots *s;
+	struct kmeta_entry e;
+
+	r->sorted = xrealloc(r->sorted, (r->nr_sorted + 1) * sizeof(*r->sorted));
+	s = &r->sorted[r->nr_sorted++];
+	*s = (struct sorted_roots){ .ta = ta, .new = xcalloc(tb->nr_slots, sizeof(e)),
+				    .old = xcalloc(ta->nr_slots, sizeof(e)) };
+	for (size_t k = 0; k < tb->nr_slots; k++)
+		if (!table_read_entry(tb, k, &s->new[s->nr_new]))
+			s->nr_new++;
+	sort_array(s->new, s->nr_new, sizeof(e), cmp_entry_site);
+	for (size_t k = 0; k < ta->nr_slots; k++)
+		if (!table_read_entry(ta, k, &e) && vfunc_containing(v, e.site))
+			s->old[s->nr_old++] = e;
+}
+
+/* An old entry's partner is the new one at its mapped site, once the walk knows it */
+static size_t roots_from_sorted(struct verifier *v, const struct sorted_roots *s)
+{
+	const struct layout *l = s->ta->layout;
 	size_t n = 0;
 
-	for (size_t k = 0; k < tb->nr_slots; k++)
-		table_read_entry(tb, k, &eb[k]);
-	sort_array(eb, tb->nr_slots, sizeof(*eb), cmp_entry_site);
-	for (size_t k = 0; k < ta->nr_slots; k++) {
-		struct kmeta_entry key;
+	for (size_t k = 0; k < s->nr_old; k++) {
+		const struct kmeta_entry *ea = &s->old[k];
 		struct kmeta_entry *m;
 		uint64_t site;
 
-		if (table_read_entry(ta, k, &ea) || !vfunc_containing(v, ea.site) ||
-		    !vmap(v, ea.site, &site))
+		if (!vmap(v, ea->site, &site))
 			continue;
-		memset(&key, 0, sizeof(key));
-		key.site = site;
-		m = bsearch_site(eb, tb->nr_slots, site);
-		if (!m)
-			continue;
-		for (unsigned int i = 0; i < TABLE_MAX_FIELDS && ta->layout->fields[i].name; i++)
-			if (ta->layout->fields[i].role == FR_CODE)
-				n += add_root(v, ea.val[i], m->val[i]);
+		m = bsearch_site(s->new, s->nr_new, site);
+		for (unsigned int i = 0; m && i < TABLE_MAX_FIELDS && l->fields[i].name; i++)
+			if (l->fields[i].role == FR_CODE)
+				n += add_root(v, ea->val[i], m->val[i]);
 	}
-	free(eb);
 	return n;
 }
 
 /* Relocated pointers in data: computed-goto tables and the like */
-static size_t roots_from_relocs(struct verifier *v)
+static void pairs_from_relocs(struct verifier *v, struct roots *r)
 {
-	size_t n = 0;
-
 	for (size_t i = 1; i < v->a->nr_secs; i++) {
 		struct kmeta_sec *rsa = &v->a->secs[i], *target;
 		const unsigned char *ra, *rb;
@@ -380,10 +414,36 @@ static size_t roots_from_relocs(struct verifier *v)
 			if ((uint32_t)info == R_X86_64_NONE || (info >> 32) >= v->a->nr_syms)
 				continue;
 			s = v->a->syms[info >> 32].addr;
-			n += add_root(v, s + get_u64(ra + 24 * k + 16), s + get_u64(rb + 24 * k + 16));
+			add_pair(v, r, s + get_u64(ra + 24 * k + 16), s + get_u64(rb + 24 * k + 16));
 		}
 	}
-	return n;
+}
+
+static void gather_roots(struct verifier *v, struct roots *r)
+{
+	pairs_from_relocs(v, r);
+	for (unsigned int d = 0; d < nr_table_descs; d++) {
+		struct kmeta_table *ta = table_get(v->a, table_descs[d]);
+		struct kmeta_table *tb = table_get(v->b, table_descs[d]);
+
+		if (!ta || !tb || !ta->present || ta->nr_slots != tb->nr_slots ||
+		    !strcmp(ta->desc->name, "orc"))
+			continue;
+		if (ta->desc->sorted)
+			entries_of_sorted(v, r, ta, tb);
+		else
+			pairs_from_slots(v, r, ta, tb);
+	}
+}
+
+static void roots_free(struct roots *r)
+{
+	for (size_t k = 0; k < r->nr_sorted; k++) {
+		free(r->sorted[k].old);
+		free(r->sorted[k].new);
+	}
+	free(r->sorted);
+	free(r->v);
 }
 
 /* Branches and %rip operands of code that is not rewritten, old and new side by side */
@@ -422,53 +482,117 @@ static size_t roots_from_range(struct verifier *v, uint64_t start, uint64_t end)
 	return n;
 }
 
-/* Alternative replacements, .altinstr_aux and every function left as it was */
-static size_t roots_from_unmoved(struct verifier *v)
+struct scan_hits {
+	struct verifier *v;
+	unsigned char *decode;	/* per function of the old image: may point in */
+	struct pair *orphans;	/* at (old) -> target (new): from outside any function */
+	size_t nr_orphans, cap;
+};
+
+static bool in_sec_named(struct kmeta_image *img, uint64_t addr, const char *name)
+{
+	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
+
+	return sec && !strcmp(sec->name, name);
+}
+
+/* Bytes at `at` may encode a reference into rewritten code: decode what holds them */
+static void scan_hit(void *ctx, uint64_t at, uint64_t target)
+{
+	struct scan_hits *h = ctx;
+	struct verifier *v = h->v;
+	long g;
+
+	if (vfunc_containing(v, at) || in_sec_named(v->a, at, ".altinstr_replacement") ||
+	    in_sec_named(v->a, at, ".altinstr_aux"))
+		return;		/* walked, or decoded whole */
+	g = func_index(v->a, at);
+	if (g >= 0) {
+		h->decode[g] = 1;
+		return;
+	}
+	GROW(h->orphans, h->cap, h->nr_orphans + 1);
+	h->orphans[h->nr_orphans++] = (struct pair){ at, target };
+}
+
+/*
+ * Bytes outside any function cannot be decoded (nothing says where instructions start):
+ * what they may point at must not have moved.
+ */
+static void check_orphans(struct verifier *v, const struct scan_hits *h)
+{
+	for (size_t k = 0; k < h->nr_orphans; k++) {
+		uint64_t target = h->orphans[k].new, to;
+
+		/* into the middle of an old instruction: not a reference after all */
+		if (kmeta_is_insn_boundary(v->a, target) == 0)
+			continue;
+		if (!vmap(v, target, &to) || to != target)
+			verify_fail(v, target, "may be referenced from code outside any "
+				    "function, at 0x%" PRIx64, h->orphans[k].old);
+	}
+}
+
+/*
+ * Alternative replacements and .altinstr_aux, decoded whole; and of the functions left
+ * as they were, those that kmeta_scan_rel_refs() says may point into rewritten code
+ * (their bytes are the same in both images: one decoding serves both).
+ */
+static size_t roots_from_unmoved(struct verifier *v, struct scan_hits *h)
 {
 	const struct table_desc *d = table_find_desc("alternatives");
 	struct kmeta_table *t = d ? table_get(v->a, d) : NULL;
 	struct kmeta_sec *aux = kmeta_find_sec_by_name(v->a, ".altinstr_aux");
+	struct kmeta_range *r = xmalloc((v->nr_f + 1) * sizeof(*r));
 	struct kmeta_entry e;
 	size_t n = 0;
+	int err;
 
 	for (size_t k = 0; t && t->present && k < t->nr_slots; k++)
 		if (!table_read_entry(t, k, &e))
 			n += roots_from_range(v, e.val[1], e.val[1] + e.val[4]);
 	if (aux && aux->data)
 		n += roots_from_range(v, aux->addr, aux->addr + aux->size);
+	for (size_t k = 0; k < v->nr_f; k++)
+		r[k] = (struct kmeta_range){ v->f[k].sym->addr, v->f[k].sym->addr + v->f[k].sym->size };
+	err = kmeta_scan_rel_refs(v->a, r, v->nr_f, scan_hit, h);
+	if (err)
+		verify_fail(v, 0, "cannot scan the code for references: %s", strerror(-err));
 	for (size_t i = 0; i < v->a->nr_funcs; i++) {
 		struct kmeta_sym *s = v->a->funcs[i];
 
-		if (!vfunc_containing(v, s->addr) && (!i || v->a->funcs[i - 1]->addr != s->addr))
+		if (h->decode[i] && (!i || v->a->funcs[i - 1]->addr != s->addr))
 			n += roots_from_range(v, s->addr, s->addr + s->size);
 	}
+	free(r);
 	return n;
 }
 
 void verify_walk(struct verifier *v)
 {
+	struct scan_hits h = { .v = v, .decode = xcalloc(v->a->nr_funcs + 1, 1) };
+	struct roots r = { 0 };
 	size_t n;
 
 	for (size_t k = 0; k < v->nr_f; k++) {
 		walk_push(v, v->f[k].sym->addr, v->f[k].sym->addr);
 		walk(v, &v->f[k]);
 	}
-	roots_from_unmoved(v);
+	roots_from_unmoved(v, &h);
+	gather_roots(v, &r);
 	do {	/* roots can reach code that makes more roots resolvable */
-		n = roots_from_relocs(v);
+		n = 0;
+		for (size_t k = 0; k < r.nr; k++)
+			n += add_root(v, r.v[k].old, r.v[k].new);
 		for (size_t k = 0; k < v->nr_ext; k++)	/* branches between functions */
 			n += add_root(v, v->ext[k].old, v->ext[k].new);
-		for (unsigned int d = 0; d < nr_table_descs; d++) {
-			struct kmeta_table *ta = table_get(v->a, table_descs[d]);
-			struct kmeta_table *tb = table_get(v->b, table_descs[d]);
-
-			if (!ta || !tb || !ta->present || ta->nr_slots != tb->nr_slots ||
-			    !strcmp(ta->desc->name, "orc"))
-				continue;
-			n += ta->desc->sorted ? roots_from_sorted(v, ta, tb)
-					      : roots_from_slots(v, ta, tb);
-		}
+		for (size_t k = 0; k < r.nr_sorted; k++)
+			n += roots_from_sorted(v, &r.sorted[k]);
 	} while (n);
+	check_orphans(v, &h);
+	roots_free(&r);
+	free(h.decode);
+	free(h.orphans);
 }
 
 static bool is_padding_insn(struct kmeta_image *img, uint64_t addr, unsigned int *len)

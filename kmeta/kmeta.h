@@ -202,6 +202,16 @@ static inline bool kmeta_insn_ends_flow(const struct kmeta_insn *insn)
 	       insn->kind == KI_TRAP;
 }
 
+/*
+ * scan.c: every byte of executable code that may start a relative branch or hold a
+ * %rip-relative ModRM whose target lies inside one of the sorted, disjoint ranges
+ * (past its first byte): fn(ctx, at, target).  A superset of the real references,
+ * found without decoding; 0 or a negative errno.
+ */
+typedef void (*kmeta_scan_fn)(void *ctx, uint64_t at, uint64_t target);
+int kmeta_scan_rel_refs(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
+			kmeta_scan_fn fn, void *ctx);
+
 /* sites.c: alternative and paravirt site ranges, sorted and merged */
 int kmeta_patch_sites(struct kmeta_image *img, const struct kmeta_range **ranges, size_t *nr);
 /* qsort() order of struct kmeta_range: by start, then end */
