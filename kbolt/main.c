@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kbolt: the optimizer's command front end.  So far: check-profile, which validates a
- * profile against the kernel it claims to describe, and profile-to-bolt, which writes a
- * profile for llvm-bolt.  Options are validated in one place and commands accept unique
+ * kbolt: the optimizer's command front end: optimize (optimize.c) and verify
+ * (verify.c), check-profile, which validates a profile against the kernel it claims to
+ * describe, and profile-to-bolt, which writes a profile for llvm-bolt.  Options are
+ * validated in one place (each command says which it takes) and commands accept unique
  * prefixes, as in kmeta.
  */
 #include <errno.h>
