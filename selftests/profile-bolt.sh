@@ -194,7 +194,7 @@ usage_error() {	# usage_error DESCRIPTION REGEX ARGS...
 }
 usage_error "profile-to-bolt without -o" 'usage: kbolt profile-to-bolt -o OUT PROFILE' \
 	profile-to-bolt "$tmp/kinds.prof"
-usage_error "check-profile with -o" 'usage: kbolt check-profile \[-j\|-p\] \[-f\] VMLINUX PROFILE' \
+usage_error "check-profile with -o" '-o/--output does not apply to check-profile' \
 	check-profile -o "$tmp/x" "$vmlinux" "$tmp/kinds.prof"
 usage_error "-o without its argument" "option '-o' needs an argument; try 'kbolt --help'" \
 	profile-to-bolt "$tmp/kinds.prof" -o
