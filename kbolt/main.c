@@ -57,6 +57,7 @@ static void usage(FILE *f)
 		"      --funcs GLOB       optimize: rewrite only functions matching GLOB (repeatable)\n"
 		"      --skip-funcs GLOB  optimize: never rewrite functions matching GLOB (repeatable)\n"
 		"      --stats            optimize: print what was rewritten, and why not\n"
+		"      --strip-debug      optimize: leave the DWARF (.debug_*) out of OUT\n"
 		"  -h, --help     this help\n"
 		"  -V, --version  print the version\n"
 		"\n"
@@ -216,7 +217,8 @@ static void add_glob(const char ***v, size_t *nr, const char *glob)
 	(*v)[(*nr)++] = glob;
 }
 
-enum { OPT_PROFILE = 256, OPT_LAYOUT, OPT_SEED, OPT_FUNCS, OPT_SKIP_FUNCS, OPT_STATS };
+enum { OPT_PROFILE = 256, OPT_LAYOUT, OPT_SEED, OPT_FUNCS, OPT_SKIP_FUNCS, OPT_STATS,
+       OPT_STRIP_DEBUG };
 
 /* Which options a command takes: a bit per option */
 enum {
@@ -237,7 +239,8 @@ static const struct {
 	{ "profile-to-bolt", cmd_profile_to_bolt, 1, "profile-to-bolt -o OUT PROFILE", true,
 	  TAKES_OUTPUT },
 	{ "optimize", cmd_optimize, 1, "optimize VMLINUX -o OUT [--profile FILE] [--layout "
-	  "profile|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] [--stats] [-j]", true,
+	  "profile|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] [--strip-debug] "
+	  "[--stats] [-j]", true,
 	  TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZE },
 	{ "verify", cmd_verify, 2, "verify ORIG NEW", false, 0 },
 };
@@ -249,7 +252,8 @@ static const char *option_name(unsigned int bit)
 	case TAKES_JSON:	return "-j/--json";
 	case TAKES_FORCE:	return "-f/--force";
 	case TAKES_OUTPUT:	return "-o/--output";
-	default:		return "--profile, --layout, --seed, --funcs, --skip-funcs or --stats";
+	default:		return "--profile, --layout, --seed, --funcs, --skip-funcs, --strip-debug "
+				       "or --stats";
 	}
 }
 
@@ -266,6 +270,7 @@ int main(int argc, char **argv)
 		{ "funcs", required_argument, NULL, OPT_FUNCS },
 		{ "skip-funcs", required_argument, NULL, OPT_SKIP_FUNCS },
 		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "strip-debug", no_argument, NULL, OPT_STRIP_DEBUG },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -290,6 +295,7 @@ int main(int argc, char **argv)
 			add_glob(&o.opt.skip_funcs, &o.opt.nr_skip_funcs, optarg);
 			break;
 		case OPT_STATS: o.stats = true; break;
+		case OPT_STRIP_DEBUG: o.opt.strip_debug = true; break;
 		case OPT_LAYOUT:
 			if (parse_layout(&o, optarg)) {
 				pr_err(NULL, "--layout takes profile or random, not '%s'", optarg);

@@ -145,6 +145,7 @@ struct opt_options {
 	const char **funcs, **skip_funcs;
 	size_t nr_funcs, nr_skip_funcs;
 	bool force;
+	bool strip_debug;	/* leave the DWARF (of the old code) out of the output */
 };
 
 /* Decoded code that is not a function of its own: alternative replacements, .altinstr_aux */

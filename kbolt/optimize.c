@@ -251,8 +251,9 @@ static char *make_record(const struct opt_options *o, uint64_t prof_digest)
 		free(funcs);
 		funcs = s;
 	}
-	s = xasprintf("kbolt %s; options: --layout %s --seed %" PRIu64 "%s; profile: %016" PRIx64,
-		      KBOLT_VERSION_STRING, layout, o->seed, funcs, prof_digest);
+	s = xasprintf("kbolt %s; options: --layout %s --seed %" PRIu64 "%s%s; profile: %016" PRIx64,
+		      KBOLT_VERSION_STRING, layout, o->seed, funcs,
+		      o->strip_debug ? " --strip-debug" : "", prof_digest);
 	free(funcs);
 	return s;
 }
@@ -353,7 +354,7 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 		err = stat(in, &st) ? -errno : 0;
 	}
 	if (!err)
-		err = output_write_temp(opt.img, out, record, st.st_mode, &tmp);
+		err = output_write_temp(opt.img, out, record, st.st_mode, o->strip_debug, &tmp);
 	gather_stats(&opt, &s);
 	opt_free(&opt);		/* verify opens both files afresh: make room */
 	if (!err)

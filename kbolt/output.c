@@ -112,11 +112,79 @@ static int write_at(int fd, const void *buf, size_t size, uint64_t off)
 	return 0;
 }
 
+/* Where each section's contents go in the output, by section index */
+struct out_layout {
+	uint64_t *off, *size;
+	uint64_t copy_end;	/* the input's bytes [0, copy_end) are copied as they are */
+	uint64_t end;		/* the output's contents end here: the tail follows */
+};
+
+/* A DWARF section, or the relocations of one */
+static bool is_debug_sec(const Elf64_Shdr *sh, size_t nr, size_t i, const char *names)
+{
+	if (!strncmp(names + sh[i].sh_name, ".debug", 6))
+		return true;
+	return sh[i].sh_type == SHT_RELA && sh[i].sh_info && sh[i].sh_info < nr &&
+	       !strncmp(names + sh[sh[i].sh_info].sh_name, ".debug", 6);
+}
+
+/*
+ * With strip_debug, the DWARF (which would describe the old code) and its relocations
+ * are left out: the file is copied up to the first of them, the sections after it that
+ * are kept are packed behind, and the DWARF sections become empty.  The allocated
+ * sections and the program headers must all come before: they do in a vmlinux.
+ */
+static int plan_layout(struct kmeta_image *img, bool strip_debug, struct out_layout *l)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->map;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(img->map + eh->e_shoff);
+	const char *names = (const char *)img->map + sh[eh->e_shstrndx].sh_offset;
+	uint64_t cut = img->map_size, pos;
+
+	l->off = xcalloc(eh->e_shnum, sizeof(*l->off));
+	l->size = xcalloc(eh->e_shnum, sizeof(*l->size));
+	for (size_t i = 0; i < eh->e_shnum; i++) {
+		l->off[i] = sh[i].sh_offset;
+		l->size[i] = sh[i].sh_size;
+		if (strip_debug && sh[i].sh_size && is_debug_sec(sh, eh->e_shnum, i, names) &&
+		    sh[i].sh_offset < cut)
+			cut = sh[i].sh_offset;
+	}
+	l->copy_end = l->end = img->map_size;
+	if (cut == img->map_size)
+		return 0;
+	for (size_t i = 0; i < eh->e_shnum; i++) {
+		if ((sh[i].sh_flags & SHF_ALLOC) && sh[i].sh_type != SHT_NOBITS &&
+		    sh[i].sh_offset + sh[i].sh_size > cut) {
+			pr_err(img->path, "section %s lies after the DWARF: cannot strip it",
+			       names + sh[i].sh_name);
+			return -EINVAL;
+		}
+	}
+	pos = cut;
+	for (size_t i = 1; i < eh->e_shnum; i++) {
+		uint64_t align = sh[i].sh_addralign ? sh[i].sh_addralign : 1;
+
+		if (is_debug_sec(sh, eh->e_shnum, i, names)) {
+			l->off[i] = cut;
+			l->size[i] = 0;
+		} else if (sh[i].sh_type != SHT_NOBITS && sh[i].sh_offset >= cut &&
+			   i != eh->e_shstrndx) {
+			pos = (pos + align - 1) / align * align;
+			l->off[i] = pos;
+			pos += sh[i].sh_size;
+		}
+	}
+	l->copy_end = cut;
+	l->end = pos;
+	return 0;
+}
+
 /*
  * The input file as it is, copied by the kernel (most of a debug vmlinux is DWARF
  * kbolt never reads: it is not brought into memory for this).
  */
-static int copy_input(struct kmeta_image *img, int out)
+static int copy_input(struct kmeta_image *img, int out, uint64_t end)
 {
 	int in = open(img->path, O_RDONLY);
 	loff_t off_in = 0, off_out = 0;
@@ -124,8 +192,8 @@ static int copy_input(struct kmeta_image *img, int out)
 
 	if (in < 0)
 		return -errno;
-	while ((uint64_t)off_in < img->map_size) {
-		ssize_t n = copy_file_range(in, &off_in, out, &off_out, img->map_size - off_in, 0);
+	while ((uint64_t)off_in < end) {
+		ssize_t n = copy_file_range(in, &off_in, out, &off_out, end - off_in, 0);
 
 		if (n > 0)
 			continue;
@@ -134,7 +202,7 @@ static int copy_input(struct kmeta_image *img, int out)
 			break;
 		}
 		/* no kernel copy here: plain writes from the mapping */
-		err = write_at(out, img->map + off_in, img->map_size - off_in, off_in);
+		err = write_at(out, img->map + off_in, end - off_in, off_in);
 		break;
 	}
 	close(in);
@@ -152,7 +220,8 @@ static bool is_rewritten_sec(struct kmeta_image *img, const GElf_Shdr *sh)
 	       (img->secs[sh->sh_info].flags & SHF_ALLOC);
 }
 
-static int write_sections(struct kmeta_image *img, int fd)
+/* What kbolt changed, and what the layout moved, at the sections' new places */
+static int write_sections(struct kmeta_image *img, int fd, const struct out_layout *l)
 {
 	for (size_t i = 1; i < img->nr_secs; i++) {
 		struct kmeta_sec *sec = &img->secs[i];
@@ -160,12 +229,14 @@ static int write_sections(struct kmeta_image *img, int fd)
 		GElf_Shdr sh;
 		int err;
 
-		if (!gelf_getshdr(sec->scn, &sh) || !is_rewritten_sec(img, &sh) ||
-		    sh.sh_offset + sh.sh_size > img->map_size)
+		if (!gelf_getshdr(sec->scn, &sh) || sh.sh_offset + sh.sh_size > img->map_size ||
+		    !l->size[i] || sh.sh_type == SHT_NOBITS)
 			continue;
+		if (!is_rewritten_sec(img, &sh) && l->off[i] == sh.sh_offset)
+			continue;	/* copied with the input */
 		/* relocations are rewritten in the mapping, tables through sec->data */
 		data = sec->data && sh.sh_type != SHT_RELA ? sec->data : img->map + sh.sh_offset;
-		err = write_at(fd, data, sh.sh_size, sh.sh_offset);
+		err = write_at(fd, data, l->size[i], l->off[i]);
 		if (err)
 			return err;
 	}
@@ -178,10 +249,11 @@ static void put_shdr(unsigned char *p, const Elf64_Shdr *sh)
 }
 
 /* The file's tail: note, section names, section headers (all after the old contents) */
-static int write_tail(struct kmeta_image *img, int fd, const char *record)
+static int write_tail(struct kmeta_image *img, int fd, const char *record,
+		      const struct out_layout *l)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->map;
-	uint64_t off = img->map_size, note_off, names_off, shoff;
+	uint64_t off = l->end, note_off, names_off, shoff;
 	size_t namesz = strlen("kbolt") + 1, descsz = strlen(record) + 1;
 	size_t note_size = 12 + ((namesz + 3) & ~3U) + ((descsz + 3) & ~3U);
 	const Elf64_Shdr *old_sh = (const Elf64_Shdr *)(img->map + eh->e_shoff);
@@ -207,6 +279,8 @@ static int write_tail(struct kmeta_image *img, int fd, const char *record)
 	memcpy(tail + names_off - off + str_sh->sh_size, ".note.kbolt", strlen(".note.kbolt") + 1);
 	for (size_t i = 0; i < nr; i++) {
 		sh = old_sh[i];
+		sh.sh_offset = l->off[i];
+		sh.sh_size = l->size[i];
 		if (i == eh->e_shstrndx) {
 			sh.sh_offset = names_off;
 			sh.sh_size = names_size;
@@ -218,9 +292,9 @@ static int write_tail(struct kmeta_image *img, int fd, const char *record)
 	put_shdr(tail + shoff - off + nr * sizeof(sh), &sh);
 	neh.e_shoff = shoff;
 	neh.e_shnum = nr + 1;
-	err = copy_input(img, fd);
+	err = copy_input(img, fd, l->copy_end);
 	if (!err)
-		err = write_sections(img, fd);
+		err = write_sections(img, fd, l);
 	if (!err)
 		err = write_at(fd, &neh, sizeof(neh), 0);
 	if (!err)
@@ -253,8 +327,9 @@ int output_check_dir(const char *path)
 }
 
 int output_write_temp(struct kmeta_image *img, const char *path, const char *record,
-		      mode_t mode, char **tmp_out)
+		      mode_t mode, bool strip_debug, char **tmp_out)
 {
+	struct out_layout l = { 0 };
 	char *dir_copy = xstrdup(path), *tmp;
 	const char *dir = dirname(dir_copy);
 	int fd, err;
@@ -275,7 +350,11 @@ int output_write_temp(struct kmeta_image *img, const char *path, const char *rec
 		return err;
 	}
 	set_build_id(img, record);
-	err = write_tail(img, fd, record);
+	err = plan_layout(img, strip_debug, &l);
+	if (!err)
+		err = write_tail(img, fd, record, &l);
+	free(l.off);
+	free(l.size);
 	if (!err && fchmod(fd, mode & 0777))
 		err = -errno;
 	if (close(fd) && !err)

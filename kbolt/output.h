@@ -6,6 +6,7 @@
 #ifndef KBOLT_OUTPUT_H
 #define KBOLT_OUTPUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -18,10 +19,11 @@ int digest_file(const char *path, uint64_t *out);
 /*
  * Write img's (modified) contents to a temporary file in path's directory (*tmp, to
  * free), with a build-id derived from record and record itself in a .note.kbolt
- * section.  output_finish() renames it to path if err is 0, and removes it otherwise.
+ * section, without the DWARF if strip_debug.  output_finish() renames it to path if
+ * err is 0, and removes it otherwise.
  */
 int output_write_temp(struct kmeta_image *img, const char *path, const char *record,
-		      mode_t mode, char **tmp);
+		      mode_t mode, bool strip_debug, char **tmp);
 /* Can a file be created next to path?  Checked before any work is done. */
 int output_check_dir(const char *path);
 int output_finish(const char *tmp, const char *path, int err);

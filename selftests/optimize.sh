@@ -119,8 +119,12 @@ check_match "... of which in functions with a new layout: $m%" '^[5-9][0-9]\.' "
 vm_boot "6.1, profile layout: boots, every workload passes" --kernel "$tmp/p" --workload all
 rm -f "$tmp/p"
 "$KBOLT" profile-to-bolt -o "$tmp/proc.bolt" "$prof" 2>/dev/null
-optimize_ok "6.1, profile layout from the same profile in BOLT's format" "$tmp/pb" \
-	"$VMLINUX_61" --profile "$tmp/proc.bolt"
+optimize_ok "6.1, profile layout from the same profile in BOLT's format, --strip-debug" \
+	"$tmp/pb" "$VMLINUX_61" --profile "$tmp/proc.bolt" --strip-debug
+mb=$(($(stat -c %s "$tmp/pb") >> 20))
+check_match "... without the DWARF: $mb MB" '^([1-9]|[1-9][0-9]|1[0-4][0-9])$' "$mb"
+check_match "... kmeta check: 0 violations" " 0 violations" "$("$KMETA" check "$tmp/pb" 2>&1)"
+vm_boot "... boots, every workload passes" --kernel "$tmp/pb" --workload all
 rm -f "$tmp/pb"
 
 # --- bad input: refused, nothing written ---
