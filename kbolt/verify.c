@@ -233,28 +233,48 @@ long func_index(struct kmeta_image *img, uint64_t addr)
 	return lo - 1;
 }
 
-/* Functions with relocations that moved: their bytes may still be equal (equal blocks) */
-static void mark_moved_relocs(struct verifier *v, unsigned char *marks)
+void for_each_rela_pair(struct verifier *v, rela_pair_fn fn, void *arg)
 {
 	for (size_t i = 1; i < v->a->nr_secs; i++) {
-		struct kmeta_sec *rsa = &v->a->secs[i];
+		struct kmeta_sec *rsa = &v->a->secs[i], *target;
 		const unsigned char *ra, *rb;
 		uint64_t sa = 0, sb = 0;
 		GElf_Shdr sh;
 
 		if (rsa->type != SHT_RELA || !gelf_getshdr(rsa->scn, &sh) || !sh.sh_info ||
-		    sh.sh_info >= v->a->nr_secs || !(v->a->secs[sh.sh_info].flags & SHF_EXECINSTR))
+		    sh.sh_info >= v->a->nr_secs || !(v->a->secs[sh.sh_info].flags & SHF_ALLOC))
 			continue;
+		target = &v->a->secs[sh.sh_info];
 		ra = rela_bytes(v->a, rsa, &sa);
 		rb = rela_bytes(v->b, &v->b->secs[i], &sb);
-		for (uint64_t k = 0; ra && rb && sa == sb && k < sa / 24; k++) {
-			uint64_t p = get_u64(ra + 24 * k);
-			long f;
-
-			if (p != get_u64(rb + 24 * k) && (f = func_index(v->a, p)) >= 0)
-				marks[f] = 1;
+		if (!ra || !rb || (sa != sb && strcmp(target->name, ".orc_unwind_ip"))) {
+			verify_fail(v, 0, "%s: cannot compare", rsa->name);
+			continue;
 		}
+		fn(v, &v->b->secs[i], target, ra, rb, sa / 24, arg);
 	}
+}
+
+static void mark_moved(struct verifier *v, struct kmeta_sec *rsb, struct kmeta_sec *target,
+		       const unsigned char *ra, const unsigned char *rb, uint64_t nr, void *arg)
+{
+	unsigned char *marks = arg;
+
+	if (!(target->flags & SHF_EXECINSTR))
+		return;
+	for (uint64_t k = 0; k < nr; k++) {
+		uint64_t p = get_u64(ra + 24 * k);
+		long f;
+
+		if (p != get_u64(rb + 24 * k) && (f = func_index(v->a, p)) >= 0)
+			marks[f] = 1;
+	}
+}
+
+/* Functions with relocations that moved: their bytes may still be equal (equal blocks) */
+static void mark_moved_relocs(struct verifier *v, unsigned char *marks)
+{
+	for_each_rela_pair(v, mark_moved, marks);
 }
 
 /* The rewritten functions: bytes that differ, or relocations that moved */

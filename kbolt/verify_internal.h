@@ -69,6 +69,14 @@ bool is_jl_site(struct kmeta_image *img, uint64_t addr);
 bool is_table_site(struct kmeta_image *img, uint64_t addr);
 /* The raw Elf64_Rela entries of a relocation section, in the file's image */
 const unsigned char *rela_bytes(struct kmeta_image *img, struct kmeta_sec *sec, uint64_t *size);
+/*
+ * For each relocation section of an allocated section: fn(v, the new section, the
+ * section it relocates, old entries, new entries, number of old entries, arg).
+ */
+typedef void (*rela_pair_fn)(struct verifier *v, struct kmeta_sec *rsb, struct kmeta_sec *target,
+			     const unsigned char *ra, const unsigned char *rb, uint64_t nr,
+			     void *arg);
+void for_each_rela_pair(struct verifier *v, rela_pair_fn fn, void *arg);
 /* Index in img->funcs of the function containing addr, -1 if none */
 long func_index(struct kmeta_image *img, uint64_t addr);
 /* qsort() order of table entries: by site, then by every value */

@@ -194,32 +194,20 @@ static void check_orc_relocs(struct verifier *v, struct kmeta_sec *rsb)
 	}
 }
 
+static void check_rela_section(struct verifier *v, struct kmeta_sec *rsb,
+			       struct kmeta_sec *target, const unsigned char *ra,
+			       const unsigned char *rb, uint64_t nr, void *arg)
+{
+	if (!strcmp(target->name, ".orc_unwind_ip")) {
+		if (v->nr_f)
+			check_orc_relocs(v, rsb);
+		return;
+	}
+	for (uint64_t k = 0; k < nr; k++)
+		check_rela_entry(v, target, ra + 24 * k, rb + 24 * k);
+}
+
 void verify_relocs(struct verifier *v)
 {
-	for (size_t i = 1; i < v->a->nr_secs; i++) {
-		struct kmeta_sec *rsa = &v->a->secs[i], *rsb = &v->b->secs[i], *target;
-		const unsigned char *ra, *rb;
-		uint64_t sa = 0, sb = 0;
-		GElf_Shdr sh;
-
-		if (rsa->type != SHT_RELA || !gelf_getshdr(rsa->scn, &sh) || !sh.sh_info ||
-		    sh.sh_info >= v->a->nr_secs)
-			continue;
-		target = &v->a->secs[sh.sh_info];
-		if (!(target->flags & SHF_ALLOC))
-			continue;
-		if (!strcmp(target->name, ".orc_unwind_ip")) {
-			if (v->nr_f)
-				check_orc_relocs(v, rsb);
-			continue;
-		}
-		ra = rela_bytes(v->a, rsa, &sa);
-		rb = rela_bytes(v->b, rsb, &sb);
-		if (!ra || !rb || sa != sb) {
-			verify_fail(v, 0, "%s: cannot compare", rsa->name);
-			continue;
-		}
-		for (uint64_t k = 0; k < sa / 24; k++)
-			check_rela_entry(v, target, ra + 24 * k, rb + 24 * k);
-	}
+	for_each_rela_pair(v, check_rela_section, NULL);
 }

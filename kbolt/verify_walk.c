@@ -391,32 +391,25 @@ static size_t roots_from_sorted(struct verifier *v, const struct sorted_roots *s
 }
 
 /* Relocated pointers in data: computed-goto tables and the like */
+static void pairs_from_rela(struct verifier *v, struct kmeta_sec *rsb, struct kmeta_sec *target,
+			    const unsigned char *ra, const unsigned char *rb, uint64_t nr,
+			    void *arg)
+{
+	if ((target->flags & SHF_EXECINSTR) || !strcmp(target->name, ".orc_unwind_ip"))
+		return;
+	for (uint64_t k = 0; k < nr; k++) {
+		uint64_t info = get_u64(ra + 24 * k + 8), s;
+
+		if ((uint32_t)info == R_X86_64_NONE || (info >> 32) >= v->a->nr_syms)
+			continue;
+		s = v->a->syms[info >> 32].addr;
+		add_pair(v, arg, s + get_u64(ra + 24 * k + 16), s + get_u64(rb + 24 * k + 16));
+	}
+}
+
 static void pairs_from_relocs(struct verifier *v, struct roots *r)
 {
-	for (size_t i = 1; i < v->a->nr_secs; i++) {
-		struct kmeta_sec *rsa = &v->a->secs[i], *target;
-		const unsigned char *ra, *rb;
-		uint64_t sa = 0, sb = 0;
-		GElf_Shdr sh;
-
-		if (rsa->type != SHT_RELA || !gelf_getshdr(rsa->scn, &sh) || !sh.sh_info ||
-		    sh.sh_info >= v->a->nr_secs)
-			continue;
-		target = &v->a->secs[sh.sh_info];
-		if (!(target->flags & SHF_ALLOC) || (target->flags & SHF_EXECINSTR) ||
-		    !strcmp(target->name, ".orc_unwind_ip"))
-			continue;
-		ra = rela_bytes(v->a, rsa, &sa);
-		rb = rela_bytes(v->b, &v->b->secs[i], &sb);
-		for (uint64_t k = 0; ra && rb && sa == sb && k < sa / 24; k++) {
-			uint64_t info = get_u64(ra + 24 * k + 8), s;
-
-			if ((uint32_t)info == R_X86_64_NONE || (info >> 32) >= v->a->nr_syms)
-				continue;
-			s = v->a->syms[info >> 32].addr;
-			add_pair(v, r, s + get_u64(ra + 24 * k + 16), s + get_u64(rb + 24 * k + 16));
-		}
-	}
+	for_each_rela_pair(v, pairs_from_rela, r);
 }
 
 static void gather_roots(struct verifier *v, struct roots *r)
