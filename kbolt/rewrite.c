@@ -185,6 +185,13 @@ static uint64_t code_ref(struct opt *opt, uint64_t p, uint64_t s_a)
 	return s_a + 4;
 }
 
+static bool is_moved_code(struct opt *opt, uint64_t addr)
+{
+	struct func *f = find_func_containing(opt, addr);
+
+	return f && f->moved;
+}
+
 static void write_value(unsigned char *q, uint32_t type, uint64_t value, uint64_t place)
 {
 	switch (type) {
@@ -228,7 +235,9 @@ static int rewrite_rela_entry(struct opt *opt, struct kmeta_sec *target, unsigne
 	a += (int64_t)(new_ref - ref);
 	put_u64(raw, new_p);
 	put_u64(raw + 16, (uint64_t)a);
-	if (!in_code) {	/* code got its value from emit; data gets it here */
+	/* moved code got its values from emit; data, and addresses in code left as it was,
+	 * get them here */
+	if (!in_code || (!is_pcrel(type) && !is_moved_code(opt, new_p))) {
 		unsigned char *q = image_ptr(opt, new_p, type == R_X86_64_64 ||
 					     type == R_X86_64_PC64 ? 8 : 4);
 

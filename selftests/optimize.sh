@@ -104,6 +104,25 @@ where=$(flip_jcc "$tmp/r1" "$tmp/bad")
 out=$("$KBOLT" verify "$VMLINUX_61" "$tmp/bad" 2>&1); rc=$?
 check_eq "verify rejects an output with one jcc inverted (at $where)" 1 "$rc"
 check_match "... and says where, as function+offset" 'error: kbolt: verify: [^ :]+\+0x[0-9a-f]+: ' "$out"
+# ... and a relocated pointer in data that no longer holds what its relocation says
+/usr/bin/python3 - "$tmp/r1" "$tmp/bad" <<'EOF'
+import sys, shutil
+from elftools.elf.elffile import ELFFile
+shutil.copyfile(sys.argv[1], sys.argv[2])
+with open(sys.argv[1], 'rb') as f:
+    e = ELFFile(f)
+    data = e.get_section_by_name('.data')
+    r = next(e.get_section_by_name('.rela.data').iter_relocations())
+    off = data['sh_offset'] + r['r_offset'] - data['sh_addr']
+with open(sys.argv[2], 'r+b') as f:
+    f.seek(off)
+    b = f.read(1)
+    f.seek(off)
+    f.write(bytes([b[0] ^ 0x10]))
+EOF
+out=$("$KBOLT" verify "$VMLINUX_61" "$tmp/bad" 2>&1); rc=$?
+check_eq "verify rejects an output with one relocated pointer changed" 1 "$rc"
+check_match "... saying so" 'verify: .*: relocated value does not match its relocation' "$out"
 rm -f "$tmp/bad"
 
 # --- profile layout from a boot-lab profile, in both profile formats ---
