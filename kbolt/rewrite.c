@@ -235,8 +235,10 @@ static int rewrite_rela_entry(struct opt *opt, struct kmeta_sec *target, unsigne
 	a += (int64_t)(new_ref - ref);
 	put_u64(raw, new_p);
 	put_u64(raw + 16, (uint64_t)a);
-	/* moved code got its values from emit; data, and addresses in code left as it was,
-	 * get them here */
+	/*
+	 * Moved code got its values from emit; data, and addresses in code left as it was,
+	 * get them here.
+	 */
 	if (!in_code || (!is_pcrel(type) && !is_moved_code(opt, new_p))) {
 		unsigned char *q = image_ptr(opt, new_p, type == R_X86_64_64 ||
 					     type == R_X86_64_PC64 ? 8 : 4);
