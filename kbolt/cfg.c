@@ -161,6 +161,8 @@ static int link_block(struct opt *opt, struct func *f, uint32_t b)
 	}
 	if (last->kind == KI_CALL || last->kind == KI_ICALL)
 		return 0;	/* a noreturn call ends the function */
+	if (last->insn_flags & KIF_INT)
+		return 0;	/* an int3 that ends the function is padding: nothing follows */
 	skip_func(opt, f, SKIP_FALLS_OFF, f->sym->addr + last->off);
 	return -1;
 }

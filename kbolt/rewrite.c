@@ -259,7 +259,47 @@ static unsigned char *file_bytes(struct opt *opt, struct kmeta_sec *sec, uint64_
 	return opt->img->map + sh.sh_offset;
 }
 
-static int rewrite_relocs(struct opt *opt, const struct moved_slots *ms, size_t nr_ms)
+/*
+ * Relocations of data whose value does not hold in the input: those of tables sorted
+ * after linking, which describe the slots' order before sorting (6.12's exception
+ * table).  They are left as they are, and their places are not written.  Must run
+ * before anything is written.
+ */
+static unsigned char **find_stale_relocs(struct opt *opt)
+{
+	struct kmeta_image *img = opt->img;
+	unsigned char **stale = xcalloc(img->nr_secs, sizeof(*stale));
+
+	for (size_t i = 1; i < img->nr_secs; i++) {
+		struct kmeta_sec *rsec = &img->secs[i];
+		unsigned char *raw;
+		uint64_t size = 0;
+		GElf_Shdr sh;
+
+		if (rsec->type != SHT_RELA || !gelf_getshdr(rsec->scn, &sh) || !sh.sh_info ||
+		    sh.sh_info >= img->nr_secs || sh.sh_entsize != sizeof(struct rela_raw) ||
+		    !(img->secs[sh.sh_info].flags & SHF_ALLOC) ||
+		    (img->secs[sh.sh_info].flags & SHF_EXECINSTR))
+			continue;
+		raw = file_bytes(opt, rsec, &size);
+		if (!raw)
+			continue;
+		stale[i] = xcalloc(size / sh.sh_entsize + 1, 1);
+		for (uint64_t k = 0; k < size / sh.sh_entsize; k++) {
+			const unsigned char *r = raw + k * sh.sh_entsize;
+			uint64_t info = get_u64(r + 8);
+
+			if ((uint32_t)info == R_X86_64_NONE || (info >> 32) >= img->nr_syms)
+				continue;
+			stale[i][k] = !kmeta_reloc_holds(img, (uint32_t)info,
+					img->syms[info >> 32].addr + get_u64(r + 16), get_u64(r));
+		}
+	}
+	return stale;
+}
+
+static int rewrite_relocs(struct opt *opt, const struct moved_slots *ms, size_t nr_ms,
+			  unsigned char **stale)
 {
 	struct kmeta_image *img = opt->img;
 
@@ -281,7 +321,8 @@ static int rewrite_relocs(struct opt *opt, const struct moved_slots *ms, size_t 
 			return -EINVAL;
 		}
 		for (uint64_t k = 0; k < size / sh.sh_entsize; k++)
-			if (rewrite_rela_entry(opt, target, raw + k * sh.sh_entsize, ms, nr_ms))
+			if ((!stale[i] || !stale[i][k]) &&
+			    rewrite_rela_entry(opt, target, raw + k * sh.sh_entsize, ms, nr_ms))
 				return -EINVAL;
 	}
 	return 0;
@@ -375,6 +416,7 @@ static void emit_all(struct opt *opt)
 
 int rewrite_image(struct opt *opt)
 {
+	unsigned char **stale = find_stale_relocs(opt);
 	struct moved_slots *ms = NULL;
 	size_t nr_ms = 0;
 	int err;
@@ -386,7 +428,7 @@ int rewrite_image(struct opt *opt)
 		err = rewrite_tables(opt, &ms, &nr_ms);
 	}
 	if (!err)
-		err = rewrite_relocs(opt, ms, nr_ms);
+		err = rewrite_relocs(opt, ms, nr_ms, stale);
 	if (!err)
 		err = orc_write(opt);
 	if (!err)
@@ -394,5 +436,8 @@ int rewrite_image(struct opt *opt)
 	for (size_t k = 0; k < nr_ms; k++)
 		free(ms[k].perm);
 	free(ms);
+	for (size_t i = 0; i < opt->img->nr_secs; i++)
+		free(stale[i]);
+	free(stale);
 	return err;
 }

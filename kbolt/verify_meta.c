@@ -136,27 +136,6 @@ static bool in_sorted_table(struct verifier *v, uint64_t p)
 	return false;
 }
 
-/* Does the value at p of img hold what the relocation says (S + A, or S + A - P)? */
-static bool reloc_holds(struct kmeta_image *img, uint32_t type, uint64_t s_a, uint64_t p)
-{
-	unsigned int size = type == R_X86_64_64 || type == R_X86_64_PC64 ? 8 : 4;
-	const unsigned char *q = kmeta_bytes_at(img, p, size);
-	uint64_t want;
-
-	switch (type) {
-	case R_X86_64_64:	want = s_a; break;
-	case R_X86_64_PC64:	want = s_a - p; break;
-	case R_X86_64_PC32:
-	case R_X86_64_PLT32:	want = s_a - p; break;
-	case R_X86_64_32:
-	case R_X86_64_32S:	want = s_a; break;
-	default:		return true;	/* not one kbolt changes */
-	}
-	if (!q)
-		return true;	/* not in the image's contents (.data..percpu) */
-	return size == 8 ? get_u64(q) == want : get_u32(q) == (uint32_t)want;
-}
-
 static void check_rela_entry(struct verifier *v, struct kmeta_sec *target,
 			     const unsigned char *ra, const unsigned char *rb)
 {
@@ -180,8 +159,8 @@ static void check_rela_entry(struct verifier *v, struct kmeta_sec *target,
 	ref_a = s + aa;
 	ref_b = s + ab;
 	/* what the linker wrote, the new image holds for the new relocation */
-	if (reloc_holds(v->a, (uint32_t)info, ref_a, pa) &&
-	    !reloc_holds(v->b, (uint32_t)info, ref_b, pb))
+	if (kmeta_reloc_holds(v->a, (uint32_t)info, ref_a, pa) &&
+	    !kmeta_reloc_holds(v->b, (uint32_t)info, ref_b, pb))
 		verify_fail(v, pa, "relocated value does not match its relocation");
 	if ((target->flags & SHF_EXECINSTR) &&
 	    ((uint32_t)info == R_X86_64_PC32 || (uint32_t)info == R_X86_64_PLT32)) {

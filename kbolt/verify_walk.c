@@ -403,6 +403,10 @@ static void pairs_from_rela(struct verifier *v, struct kmeta_sec *rsb, struct km
 		if ((uint32_t)info == R_X86_64_NONE || (info >> 32) >= v->a->nr_syms)
 			continue;
 		s = v->a->syms[info >> 32].addr;
+		/* stale (a table sorted after linking): says nothing of the code */
+		if (!kmeta_reloc_holds(v->a, (uint32_t)info, s + get_u64(ra + 24 * k + 16),
+				       get_u64(ra + 24 * k)))
+			continue;
 		add_pair(v, arg, s + get_u64(ra + 24 * k + 16), s + get_u64(rb + 24 * k + 16));
 	}
 }

@@ -135,6 +135,11 @@ char *kmeta_addr_str(struct kmeta_image *img, uint64_t addr, char *buf, size_t s
 /* reloc.c */
 int kmeta_index_relocs(struct kmeta_image *img);
 struct kmeta_reloc *kmeta_find_reloc_at(struct kmeta_image *img, uint64_t addr);
+/*
+ * Does the value at p hold what a relocation of this type with S + A = s_a says?
+ * (Tables sorted after linking keep relocations of their old order: those do not.)
+ */
+bool kmeta_reloc_holds(struct kmeta_image *img, uint32_t type, uint64_t s_a, uint64_t p);
 
 /* version.c */
 int kmeta_read_version(struct kmeta_image *img);

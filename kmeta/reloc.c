@@ -163,3 +163,28 @@ int reloc_apply_module(struct kmeta_image *img)
 {
 	return for_each_alloc_reloc(img, apply_one);
 }
+
+bool kmeta_reloc_holds(struct kmeta_image *img, uint32_t type, uint64_t s_a, uint64_t p)
+{
+	unsigned int size = type == R_X86_64_64 || type == R_X86_64_PC64 ? 8 : 4;
+	const unsigned char *q = kmeta_bytes_at(img, p, size);
+	uint64_t want;
+
+	switch (type) {
+	case R_X86_64_64:
+	case R_X86_64_32:
+	case R_X86_64_32S:
+		want = s_a;
+		break;
+	case R_X86_64_PC64:
+	case R_X86_64_PC32:
+	case R_X86_64_PLT32:
+		want = s_a - p;
+		break;
+	default:
+		return true;	/* not a type whose value kmeta knows */
+	}
+	if (!q)
+		return true;	/* not in the image's contents (.data..percpu) */
+	return size == 8 ? get_u64(q) == want : get_u32(q) == (uint32_t)want;
+}
