@@ -148,7 +148,7 @@ static int link_block(struct opt *opt, struct func *f, uint32_t b)
 
 		if (last->kind == KI_JMP)
 			bb->term = TERM_JMP;
-		else if (p && jcc_cond(p, last->len) >= 0)
+		else if (p && kmeta_jcc_cond(p, last->len) >= 0)
 			bb->term = TERM_JCC;
 		if (bb->term != TERM_NONE)
 			f->ops[last - f->ops].flags |= OP_REENCODED;

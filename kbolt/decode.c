@@ -273,13 +273,6 @@ static void mark_symbols_inside(struct opt *opt)
 	}
 }
 
-static bool in_sec_named(struct kmeta_image *img, uint64_t addr, const char *name)
-{
-	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
-
-	return sec && !strcmp(sec->name, name);
-}
-
 struct scan_hits {
 	struct opt *opt;
 	struct kmeta_range *v;	/* at (start) -> target (end) */
@@ -295,8 +288,7 @@ static void scan_hit(void *ctx, uint64_t at, uint64_t target)
 	if (g && g->decoded)
 		return;		/* its references are known exactly */
 	/* decoded on their own (refs.c) */
-	if (!g && (in_sec_named(h->opt->img, at, ".altinstr_replacement") ||
-		   in_sec_named(h->opt->img, at, ".altinstr_aux")))
+	if (!g && kmeta_is_alt_code(h->opt->img, at))
 		return;
 	if (g)
 		g->want_decode = true;

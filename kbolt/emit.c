@@ -24,19 +24,6 @@ static const unsigned char *op_bytes(struct opt *opt, const struct func *f, cons
 	return kmeta_bytes_at(opt->img, f->sym->addr + op->off, op->len);
 }
 
-int jcc_cond(const unsigned char *p, unsigned int len)
-{
-	unsigned int i = 0;
-
-	while (i < len && (p[i] == 0x2e || p[i] == 0x3e))	/* branch hints */
-		i++;
-	if (i + 2 == len && (p[i] & 0xf0) == 0x70)
-		return p[i] & 0x0f;
-	if (i + 6 == len && p[i] == 0x0f && (p[i + 1] & 0xf0) == 0x80)
-		return p[i + 1] & 0x0f;
-	return -1;
-}
-
 static bool fits_rel8(int64_t d)
 {
 	return d >= -128 && d <= 127;
@@ -112,7 +99,7 @@ static void plan_block(struct opt *opt, struct func *f, uint32_t b, long next, u
 		}
 		return;
 	} else {
-		int cc = jcc_cond(op_bytes(opt, f, l), l->len);
+		int cc = kmeta_jcc_cond(op_bytes(opt, f, l), l->len);
 
 		add_ops(f, b, bb->first, last, pos);
 		l->new_off = *pos;

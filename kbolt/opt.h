@@ -204,8 +204,6 @@ void apply_profile(struct opt *opt);	/* after build_cfg() */
 int layout_func(struct opt *opt, struct func *f);
 
 /* emit.c */
-/* Condition code of a jcc (7x rel8 or 0f 8x rel32), -1 for other branches */
-int jcc_cond(const unsigned char *p, unsigned int len);
 int emit_plan(struct opt *opt, struct func *f);
 void emit_code(struct opt *opt, struct func *f);
 /* New address of old address addr (identity outside moved functions); false if unmappable */

@@ -17,7 +17,7 @@
 #include "../kmeta/util.h"
 #include "opt.h"
 
-#define ORC_SIZE 6
+#define ORC_SIZE KMETA_ORC_SIZE
 
 struct orc_out {
 	uint64_t ip;
@@ -33,20 +33,13 @@ struct orc_list {
 
 int orc_read(struct opt *opt)
 {
-	struct kmeta_sec *ip = kmeta_find_sec_by_name(opt->img, ".orc_unwind_ip");
-	struct kmeta_sec *orc = kmeta_find_sec_by_name(opt->img, ".orc_unwind");
-
-	if (!ip || !orc || !ip->data || !orc->data || ip->size / 4 != orc->size / ORC_SIZE) {
+	if (kmeta_orc_read(opt->img, &opt->orc_ips, &opt->orc_entries, &opt->nr_orc)) {
 		pr_err(opt->img->path, "no ORC table (.orc_unwind_ip, .orc_unwind): kbolt needs "
 		       "CONFIG_UNWINDER_ORC to rewrite a kernel");
 		return -ENOENT;
 	}
-	opt->nr_orc = ip->size / 4;
-	opt->orc_ips = xmalloc(opt->nr_orc * sizeof(*opt->orc_ips));
-	opt->orc_entries = orc->data;
-	for (size_t k = 0; k < opt->nr_orc; k++) {
-		opt->orc_ips[k] = ip->addr + 4 * k + (int64_t)(int32_t)get_u32(ip->data + 4 * k);
-		if (k && opt->orc_ips[k] < opt->orc_ips[k - 1]) {
+	for (size_t k = 1; k < opt->nr_orc; k++) {
+		if (opt->orc_ips[k] < opt->orc_ips[k - 1]) {
 			pr_err(opt->img->path, "orc: entry %zu is out of order: the table is "
 			       "not sorted", k);
 			return -EINVAL;
@@ -74,9 +67,7 @@ static size_t orc_lower(const struct opt *opt, uint64_t addr)
 /* The old state at addr, NULL if no entry covers it */
 static const unsigned char *old_state(const struct opt *opt, uint64_t addr)
 {
-	size_t k = orc_lower(opt, addr + 1);
-
-	return k ? opt->orc_entries + (k - 1) * ORC_SIZE : NULL;
+	return kmeta_orc_state(opt->orc_ips, opt->orc_entries, opt->nr_orc, addr);
 }
 
 static void add_entry(struct orc_list *l, uint64_t ip, const unsigned char *e, bool always)

@@ -188,20 +188,14 @@ static int cmp_insn_addr(const void *a, const void *b)
 /* Alternative replacements and .altinstr_aux: code without function symbols */
 static int decode_extra(struct opt *opt)
 {
-	extern const struct table_desc alternatives_table;
-	struct kmeta_table *t = table_get(opt->img, &alternatives_table);
-	struct kmeta_sec *aux = kmeta_find_sec_by_name(opt->img, ".altinstr_aux");
-	struct kmeta_entry e;
+	struct kmeta_range *r;
+	size_t nr;
 
-	if (!t)
+	if (kmeta_alt_code_ranges(opt->img, &r, &nr))
 		return -1;
-	for (size_t k = 0; t->present && k < t->nr_slots; k++) {
-		if (table_read_entry(t, k, &e))
-			return -1;
-		add_extra(opt, e.val[1], e.val[1] + e.val[4]);
-	}
-	if (aux && aux->data)
-		add_extra(opt, aux->addr, aux->addr + aux->size);
+	for (size_t k = 0; k < nr; k++)
+		add_extra(opt, r[k].start, r[k].end);
+	free(r);
 	sort_array(opt->extra.insns, opt->extra.nr, sizeof(*opt->extra.insns), cmp_insn_addr);
 	return 0;
 }
@@ -221,16 +215,6 @@ const struct kmeta_insn *find_extra_insn(struct opt *opt, uint64_t addr)
 	if (!lo || addr >= opt->extra.insns[lo - 1].addr + opt->extra.insns[lo - 1].len)
 		return NULL;
 	return &opt->extra.insns[lo - 1];
-}
-
-static bool is_pcrel(uint32_t type)
-{
-	return type == R_X86_64_PC32 || type == R_X86_64_PLT32 || type == R_X86_64_PC64;
-}
-
-static unsigned int reloc_size(uint32_t type)
-{
-	return type == R_X86_64_64 || type == R_X86_64_PC64 ? 8 : 4;
 }
 
 /* Does a fix of g's op i cover the field at off? */
@@ -256,13 +240,13 @@ static void reloc_in_func(struct opt *opt, struct func *g, const struct kmeta_re
 	op = &g->ops[i];
 	off = r->addr - g->sym->addr - op->off;
 	op->flags |= OP_FIXED;
-	if (is_pcrel(r->type)) {
+	if (kmeta_reloc_is_pcrel(r->type)) {
 		if (!(op->rel_size == 4 && op->rel_off == off) && !has_fix_at(g, i, off))
 			skip_func(opt, g, SKIP_UNDECODED_REF, r->addr);
 		return;
 	}
 	{
-		struct fix x = { .op = i, .field_off = off, .size = reloc_size(r->type),
+		struct fix x = { .op = i, .field_off = off, .size = kmeta_reloc_size(r->type),
 				 .target = r->target };
 
 		GROW(g->fixes, g->fixes_cap, g->nr_fixes + 1);
@@ -327,7 +311,7 @@ static int mark_relocs(struct opt *opt)
 		g = find_func_containing(opt, r->addr);
 		if (g && g->decoded)
 			reloc_in_func(opt, g, r);
-		else if (!is_pcrel(r->type))	/* an absolute address: S + A itself */
+		else if (!kmeta_reloc_is_pcrel(r->type))	/* an absolute address: S + A itself */
 			add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
 		else if (!find_extra_insn(opt, r->addr))
 			reloc_undecoded(opt, r);

@@ -154,11 +154,6 @@ static bool map_place(struct opt *opt, const struct moved_slots *ms, size_t nr_m
 	return map_field(opt, p, out);
 }
 
-static bool is_pcrel(uint32_t type)
-{
-	return type == R_X86_64_PC32 || type == R_X86_64_PLT32 || type == R_X86_64_PC64;
-}
-
 /*
  * What a relocation at p in code refers to: where the instruction's field leads.  In
  * code kbolt did not decode it cannot lead into moved code (refs.c decodes all code
@@ -192,24 +187,6 @@ static bool is_moved_code(struct opt *opt, uint64_t addr)
 	return f && f->moved;
 }
 
-static void write_value(unsigned char *q, uint32_t type, uint64_t value, uint64_t place)
-{
-	switch (type) {
-	case R_X86_64_64:
-		put_u64(q, value);
-		break;
-	case R_X86_64_PC64:
-		put_u64(q, value - place);
-		break;
-	case R_X86_64_PC32:
-	case R_X86_64_PLT32:
-		put_u32(q, (uint32_t)(value - place));
-		break;
-	default:
-		put_u32(q, (uint32_t)value);
-	}
-}
-
 static int rewrite_rela_entry(struct opt *opt, struct kmeta_sec *target, unsigned char *raw,
 			      const struct moved_slots *ms, size_t nr_ms)
 {
@@ -222,7 +199,7 @@ static int rewrite_rela_entry(struct opt *opt, struct kmeta_sec *target, unsigne
 	if (type == R_X86_64_NONE || sym >= opt->img->nr_syms)
 		return 0;
 	s = opt->img->syms[sym].addr;
-	ref = in_code && is_pcrel(type) ? code_ref(opt, p, s + a) : s + a;
+	ref = in_code && kmeta_reloc_is_pcrel(type) ? code_ref(opt, p, s + a) : s + a;
 	if (!map_addr(opt, ref, &new_ref) || !map_place(opt, ms, nr_ms, p, &new_p)) {
 		char at[KMETA_ADDR_STR_SIZE];
 
@@ -239,12 +216,12 @@ static int rewrite_rela_entry(struct opt *opt, struct kmeta_sec *target, unsigne
 	 * Moved code got its values from emit; data, and addresses in code left as it was,
 	 * get them here.
 	 */
-	if (!in_code || (!is_pcrel(type) && !is_moved_code(opt, new_p))) {
-		unsigned char *q = image_ptr(opt, new_p, type == R_X86_64_64 ||
-					     type == R_X86_64_PC64 ? 8 : 4);
+	if (!in_code || (!kmeta_reloc_is_pcrel(type) && !is_moved_code(opt, new_p))) {
+		unsigned char *q = image_ptr(opt, new_p, kmeta_reloc_size(type));
+		uint64_t v;
 
-		if (q)
-			write_value(q, type, s + a, new_p);
+		if (q && !kmeta_reloc_value(type, s + a, new_p, &v))
+			kmeta_reloc_store(q, type, v);
 	}
 	return 0;
 }

@@ -96,37 +96,6 @@ bool vmap_place(struct verifier *v, uint64_t addr, uint64_t *out)
 	return false;
 }
 
-static int read_orc(struct kmeta_image *img, uint64_t **ips, const unsigned char **e, size_t *nr)
-{
-	struct kmeta_sec *ip = kmeta_find_sec_by_name(img, ".orc_unwind_ip");
-	struct kmeta_sec *orc = kmeta_find_sec_by_name(img, ".orc_unwind");
-
-	if (!ip || !orc || !ip->data || !orc->data)
-		return -ENOENT;
-	*nr = ip->size / 4;
-	*ips = xmalloc(*nr * sizeof(**ips));
-	*e = orc->data;
-	for (size_t k = 0; k < *nr; k++)
-		(*ips)[k] = ip->addr + 4 * k + (int64_t)(int32_t)get_u32(ip->data + 4 * k);
-	return 0;
-}
-
-const unsigned char *state_at(const uint64_t *ips, const unsigned char *e, size_t nr,
-				     uint64_t addr)
-{
-	size_t lo = 0, hi = nr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ips[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? e + (lo - 1) * ORC_SIZE : NULL;
-}
-
 bool same_state(const unsigned char *x, const unsigned char *y)
 {
 	return x == y || (x && y && !memcmp(x, y, ORC_SIZE));
@@ -136,8 +105,8 @@ const unsigned char *orc_state(struct verifier *v, bool new, uint64_t addr)
 {
 	if (!v->orc_a || !v->orc_b)
 		return NULL;
-	return new ? state_at(v->orc_b, v->orc_eb, v->nr_orc, addr)
-		   : state_at(v->orc_a, v->orc_ea, v->nr_orc, addr);
+	return new ? kmeta_orc_state(v->orc_b, v->orc_eb, v->nr_orc, addr)
+		   : kmeta_orc_state(v->orc_a, v->orc_ea, v->nr_orc, addr);
 }
 
 /* Sorted site addresses of one kind in one image, built on first use */
@@ -363,8 +332,8 @@ int kbolt_verify(const char *orig, const char *new, const struct verify_report *
 		verifier_free(&v);
 		return 1;
 	}
-	if (read_orc(v.a, &v.orc_a, &v.orc_ea, &v.nr_orc) ||
-	    read_orc(v.b, &v.orc_b, &v.orc_eb, &nr_orc_b) || nr_orc_b != v.nr_orc)
+	if (kmeta_orc_read(v.a, &v.orc_a, &v.orc_ea, &v.nr_orc) ||
+	    kmeta_orc_read(v.b, &v.orc_b, &v.orc_eb, &nr_orc_b) || nr_orc_b != v.nr_orc)
 		verify_fail(&v, 0, "the ORC tables are missing or of different sizes");
 	find_rewritten(&v);
 	verify_walk(&v);

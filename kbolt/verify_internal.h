@@ -15,7 +15,7 @@
 
 #define UNMAPPED UINT32_MAX
 #define MAX_REPORTS 20
-#define ORC_SIZE 6
+#define ORC_SIZE KMETA_ORC_SIZE
 #define MAX_FOLLOW 64		/* plain jmps followed in a row, at most */
 
 struct vfunc {
@@ -59,9 +59,6 @@ struct vfunc *vfunc_containing(struct verifier *v, uint64_t addr);
 bool vmap(struct verifier *v, uint64_t addr, uint64_t *out);
 /* The same for a byte inside a walked instruction (a relocated field) */
 bool vmap_place(struct verifier *v, uint64_t addr, uint64_t *out);
-/* ORC: the entry that describes addr in a sorted table, NULL if none */
-const unsigned char *state_at(const uint64_t *ips, const unsigned char *e, size_t nr,
-			      uint64_t addr);
 bool same_state(const unsigned char *x, const unsigned char *y);
 const unsigned char *orc_state(struct verifier *v, bool new, uint64_t addr);
 bool in_set(struct kmeta_image *img, enum site_kind kind, uint64_t addr);

@@ -31,8 +31,8 @@ void verify_orc(struct verifier *v)
 			if (f->map[off] == UNMAPPED)
 				continue;
 			n = f->sym->addr + f->map[off];
-			if (!same_state(state_at(v->orc_a, v->orc_ea, v->nr_orc, o),
-					state_at(v->orc_b, v->orc_eb, v->nr_orc, n)))
+			if (!same_state(kmeta_orc_state(v->orc_a, v->orc_ea, v->nr_orc, o),
+					kmeta_orc_state(v->orc_b, v->orc_eb, v->nr_orc, n)))
 				verify_fail(v, o, "ORC state at its new place +0x%x differs", f->map[off]);
 		}
 	}
@@ -42,8 +42,8 @@ void verify_orc(struct verifier *v)
 
 		if (vfunc_containing(v, ip))
 			continue;
-		if (!same_state(state_at(v->orc_a, v->orc_ea, v->nr_orc, ip),
-				state_at(v->orc_b, v->orc_eb, nr_b, ip)))
+		if (!same_state(kmeta_orc_state(v->orc_a, v->orc_ea, v->nr_orc, ip),
+				kmeta_orc_state(v->orc_b, v->orc_eb, nr_b, ip)))
 			verify_fail(v, ip, "ORC state changed outside rewritten code");
 	}
 }

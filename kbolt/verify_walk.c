@@ -51,17 +51,8 @@ static const struct kmeta_range *site_at(const struct kmeta_range *r, size_t nr,
 static int cond_of(struct kmeta_image *img, const struct kmeta_insn *in)
 {
 	const unsigned char *p = kmeta_bytes_at(img, in->addr, in->len);
-	unsigned int i = 0;
 
-	if (!p)
-		return -1;
-	while (i < in->len && (p[i] == 0x2e || p[i] == 0x3e))
-		i++;
-	if (i + 2 == in->len && (p[i] & 0xf0) == 0x70)
-		return p[i] & 0x0f;
-	if (i + 6 == in->len && p[i] == 0x0f && (p[i + 1] & 0xf0) == 0x80)
-		return p[i + 1] & 0x0f;
-	return -1;
+	return p ? kmeta_jcc_cond(p, in->len) : -1;
 }
 
 static void mark_new(struct vfunc *f, uint64_t new, unsigned int len)
@@ -486,13 +477,6 @@ struct scan_hits {
 	size_t nr_orphans, cap;
 };
 
-static bool in_sec_named(struct kmeta_image *img, uint64_t addr, const char *name)
-{
-	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
-
-	return sec && !strcmp(sec->name, name);
-}
-
 /* Bytes at `at` may encode a reference into rewritten code: decode what holds them */
 static void scan_hit(void *ctx, uint64_t at, uint64_t target)
 {
@@ -500,8 +484,7 @@ static void scan_hit(void *ctx, uint64_t at, uint64_t target)
 	struct verifier *v = h->v;
 	long g;
 
-	if (vfunc_containing(v, at) || in_sec_named(v->a, at, ".altinstr_replacement") ||
-	    in_sec_named(v->a, at, ".altinstr_aux"))
+	if (vfunc_containing(v, at) || kmeta_is_alt_code(v->a, at))
 		return;		/* walked, or decoded whole */
 	g = func_index(v->a, at);
 	if (g >= 0) {
@@ -537,19 +520,16 @@ static void check_orphans(struct verifier *v, const struct scan_hits *h)
  */
 static size_t roots_from_unmoved(struct verifier *v, struct scan_hits *h)
 {
-	const struct table_desc *d = table_find_desc("alternatives");
-	struct kmeta_table *t = d ? table_get(v->a, d) : NULL;
-	struct kmeta_sec *aux = kmeta_find_sec_by_name(v->a, ".altinstr_aux");
-	struct kmeta_range *r = xmalloc((v->nr_f + 1) * sizeof(*r));
-	struct kmeta_entry e;
-	size_t n = 0;
+	struct kmeta_range *r, *alt;
+	size_t n = 0, nr_alt;
 	int err;
 
-	for (size_t k = 0; t && t->present && k < t->nr_slots; k++)
-		if (!table_read_entry(t, k, &e))
-			n += roots_from_range(v, e.val[1], e.val[1] + e.val[4]);
-	if (aux && aux->data)
-		n += roots_from_range(v, aux->addr, aux->addr + aux->size);
+	if (kmeta_alt_code_ranges(v->a, &alt, &nr_alt))
+		verify_fail(v, 0, "cannot read the alternatives' replacements");
+	for (size_t k = 0; k < nr_alt; k++)
+		n += roots_from_range(v, alt[k].start, alt[k].end);
+	free(alt);
+	r = xmalloc((v->nr_f + 1) * sizeof(*r));
 	for (size_t k = 0; k < v->nr_f; k++)
 		r[k] = (struct kmeta_range){ v->f[k].sym->addr, v->f[k].sym->addr + v->f[k].sym->size };
 	err = kmeta_scan_rel_refs(v->a, r, v->nr_f, scan_hit, h);

@@ -400,6 +400,19 @@ int kmeta_insn_decode_range(struct kmeta_image *img, uint64_t start, uint64_t en
 	return 0;
 }
 
+int kmeta_jcc_cond(const unsigned char *p, unsigned int len)
+{
+	unsigned int i = 0;
+
+	while (i < len && (p[i] == 0x2e || p[i] == 0x3e))	/* branch hints */
+		i++;
+	if (i + 2 == len && (p[i] & 0xf0) == 0x70)
+		return p[i] & 0x0f;
+	if (i + 6 == len && p[i] == 0x0f && (p[i + 1] & 0xf0) == 0x80)
+		return p[i + 1] & 0x0f;
+	return -1;
+}
+
 int kmeta_insn_len(struct kmeta_image *img, uint64_t addr)
 {
 	struct kmeta_insn insn;

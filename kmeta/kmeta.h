@@ -135,6 +135,13 @@ char *kmeta_addr_str(struct kmeta_image *img, uint64_t addr, char *buf, size_t s
 /* reloc.c */
 int kmeta_index_relocs(struct kmeta_image *img);
 struct kmeta_reloc *kmeta_find_reloc_at(struct kmeta_image *img, uint64_t addr);
+bool kmeta_reloc_is_pcrel(uint32_t type);
+/* Bytes a relocation of this type stores: 8 or 4 */
+unsigned int kmeta_reloc_size(uint32_t type);
+/* What it stores at p for S + A = s_a; 0, or -EINVAL for a type kmeta does not handle */
+int kmeta_reloc_value(uint32_t type, uint64_t s_a, uint64_t p, uint64_t *value);
+/* Store value in the relocation's kmeta_reloc_size() bytes at q */
+void kmeta_reloc_store(unsigned char *q, uint32_t type, uint64_t value);
 /*
  * Does the value at p hold what a relocation of this type with S + A = s_a says?
  * (Tables sorted after linking keep relocations of their old order: those do not.)
@@ -160,6 +167,11 @@ int kmeta_btf_member_at(struct kmeta_image *img, const char *sname, unsigned int
 const struct kmeta_func_insns *kmeta_func_decode(struct kmeta_image *img, struct kmeta_sym *func);
 /* 1 if addr starts an instruction of its function, 0 if not, -1 if not decodable/known */
 int kmeta_is_insn_boundary(struct kmeta_image *img, uint64_t addr);
+/*
+ * Condition code (0-15) of the jcc in p[0..len), 7x rel8 or 0f 8x rel32 after optional
+ * 2e/3e branch hints; -1 for any other instruction (loop, jrcxz included)
+ */
+int kmeta_jcc_cond(const unsigned char *p, unsigned int len);
 /* Length of the instruction at addr, or a negative errno */
 int kmeta_insn_len(struct kmeta_image *img, uint64_t addr);
 
@@ -217,10 +229,30 @@ typedef void (*kmeta_scan_fn)(void *ctx, uint64_t at, uint64_t target);
 int kmeta_scan_rel_refs(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
 			kmeta_scan_fn fn, void *ctx);
 
+/*
+ * tables/orc.c: the ORC table as parallel arrays, the ips (malloc'ed, in table order)
+ * and the KMETA_ORC_SIZE-byte entries in the image; -ENOENT if there is none.
+ * kmeta_orc_state(): of a sorted table, the entry that describes addr (the last with
+ * ip <= addr, as the unwinder takes it), NULL if none.
+ */
+#define KMETA_ORC_SIZE 6
+int kmeta_orc_read(struct kmeta_image *img, uint64_t **ips, const unsigned char **entries,
+		   size_t *nr);
+const unsigned char *kmeta_orc_state(const uint64_t *ips, const unsigned char *entries,
+				     size_t nr, uint64_t addr);
+
 /* sites.c: alternative and paravirt site ranges, sorted and merged */
 int kmeta_patch_sites(struct kmeta_image *img, const struct kmeta_range **ranges, size_t *nr);
 /* qsort() order of struct kmeta_range: by start, then end */
 int kmeta_cmp_range(const void *a, const void *b);
+/*
+ * Code the alternatives run that belongs to no function: every replacement
+ * ([replacement, + replacementlen)) and .altinstr_aux, as a malloc'ed array, unsorted.
+ * 0 or a negative errno.
+ */
+int kmeta_alt_code_ranges(struct kmeta_image *img, struct kmeta_range **ranges, size_t *nr);
+/* addr is in .altinstr_replacement or .altinstr_aux */
+bool kmeta_is_alt_code(struct kmeta_image *img, uint64_t addr);
 /* addr lies strictly inside a patch site (not at its start) */
 bool kmeta_is_inside_patch_site(struct kmeta_image *img, uint64_t addr);
 

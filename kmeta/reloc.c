@@ -117,13 +117,47 @@ struct kmeta_reloc *kmeta_find_reloc_at(struct kmeta_image *img, uint64_t addr)
 	return lo < img->nr_relocs && img->relocs[lo].addr == addr ? &img->relocs[lo] : NULL;
 }
 
+bool kmeta_reloc_is_pcrel(uint32_t type)
+{
+	return type == R_X86_64_PC32 || type == R_X86_64_PLT32 || type == R_X86_64_PC64;
+}
+
+unsigned int kmeta_reloc_size(uint32_t type)
+{
+	return type == R_X86_64_64 || type == R_X86_64_PC64 ? 8 : 4;
+}
+
+int kmeta_reloc_value(uint32_t type, uint64_t s_a, uint64_t p, uint64_t *value)
+{
+	switch (type) {
+	case R_X86_64_64:
+	case R_X86_64_32:
+	case R_X86_64_32S:
+		*value = s_a;
+		return 0;
+	case R_X86_64_PC64:
+	case R_X86_64_PC32:
+	case R_X86_64_PLT32:
+		*value = s_a - p;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+void kmeta_reloc_store(unsigned char *q, uint32_t type, uint64_t value)
+{
+	if (kmeta_reloc_size(type) == 8)
+		put_u64(q, value);
+	else
+		put_u32(q, (uint32_t)value);
+}
+
 static int apply_one(struct kmeta_image *img, struct kmeta_sec *target,
 		     struct kmeta_reloc *r, size_t idx)
 {
-	uint64_t off = r->addr - target->addr;
-	unsigned int size = r->type == R_X86_64_64 || r->type == R_X86_64_PC64 ? 8 : 4;
-	unsigned char *p;
-	uint64_t v;
+	uint64_t off = r->addr - target->addr, v;
+	unsigned int size = kmeta_reloc_size(r->type);
 
 	if (r->type == R_X86_64_NONE)
 		return 0;
@@ -134,28 +168,12 @@ static int apply_one(struct kmeta_image *img, struct kmeta_sec *target,
 		       target->name, idx, (unsigned long long)off);
 		return -EINVAL;
 	}
-	p = target->data + off;
-	switch (r->type) {
-	case R_X86_64_64:
-		v = r->target;
-		put_u64(p, v);
-		break;
-	case R_X86_64_PC64:
-		put_u64(p, r->target - r->addr);
-		break;
-	case R_X86_64_PC32:
-	case R_X86_64_PLT32:
-		put_u32(p, r->target - r->addr);
-		break;
-	case R_X86_64_32:
-	case R_X86_64_32S:
-		put_u32(p, r->target);
-		break;
-	default:
+	if (kmeta_reloc_value(r->type, r->target, r->addr, &v)) {
 		pr_err(img->path, ".rela%s: entry %zu: relocation type %u not handled",
 		       target->name, idx, r->type);
 		return -EINVAL;
 	}
+	kmeta_reloc_store(target->data + off, r->type, v);
 	return 0;
 }
 
@@ -166,24 +184,12 @@ int reloc_apply_module(struct kmeta_image *img)
 
 bool kmeta_reloc_holds(struct kmeta_image *img, uint32_t type, uint64_t s_a, uint64_t p)
 {
-	unsigned int size = type == R_X86_64_64 || type == R_X86_64_PC64 ? 8 : 4;
+	unsigned int size = kmeta_reloc_size(type);
 	const unsigned char *q = kmeta_bytes_at(img, p, size);
 	uint64_t want;
 
-	switch (type) {
-	case R_X86_64_64:
-	case R_X86_64_32:
-	case R_X86_64_32S:
-		want = s_a;
-		break;
-	case R_X86_64_PC64:
-	case R_X86_64_PC32:
-	case R_X86_64_PLT32:
-		want = s_a - p;
-		break;
-	default:
+	if (kmeta_reloc_value(type, s_a, p, &want))
 		return true;	/* not a type whose value kmeta knows */
-	}
 	if (!q)
 		return true;	/* not in the image's contents (.data..percpu) */
 	return size == 8 ? get_u64(q) == want : get_u32(q) == (uint32_t)want;

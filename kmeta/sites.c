@@ -5,7 +5,9 @@
  * instructions (objtool emits ORC for the replacement at the original site's offsets),
  * so boundaries there are not the original code's.  kbolt moves each range as one unit.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "table.h"
@@ -92,4 +94,40 @@ bool kmeta_is_inside_patch_site(struct kmeta_image *img, uint64_t addr)
 			hi = mid;
 	}
 	return lo > 0 && addr > r[lo - 1].start && addr < r[lo - 1].end;
+}
+
+int kmeta_alt_code_ranges(struct kmeta_image *img, struct kmeta_range **ranges, size_t *nr)
+{
+	struct kmeta_table *t = table_get(img, &alternatives_table);
+	struct kmeta_sec *aux = kmeta_find_sec_by_name(img, ".altinstr_aux");
+	struct kmeta_entry e;
+	size_t cap = 0;
+
+	*ranges = NULL;
+	*nr = 0;
+	if (!t)
+		return -EINVAL;
+	for (size_t k = 0; t->present && k < t->nr_slots; k++) {
+		if (table_read_entry(t, k, &e)) {
+			free(*ranges);
+			*ranges = NULL;
+			*nr = 0;
+			return -EINVAL;
+		}
+		GROW(*ranges, cap, *nr + 1);
+		(*ranges)[(*nr)++] = (struct kmeta_range){ e.val[1], e.val[1] + e.val[4] };
+	}
+	if (aux && aux->data) {
+		GROW(*ranges, cap, *nr + 1);
+		(*ranges)[(*nr)++] = (struct kmeta_range){ aux->addr, aux->addr + aux->size };
+	}
+	return 0;
+}
+
+bool kmeta_is_alt_code(struct kmeta_image *img, uint64_t addr)
+{
+	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
+
+	return sec && (!strcmp(sec->name, ".altinstr_replacement") ||
+		       !strcmp(sec->name, ".altinstr_aux"));
 }

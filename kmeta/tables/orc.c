@@ -205,6 +205,40 @@ static void orc_free(struct kmeta_table *t)
 	free(t->priv);
 }
 
+int kmeta_orc_read(struct kmeta_image *img, uint64_t **ips, const unsigned char **entries,
+		   size_t *nr)
+{
+	struct kmeta_sec *ip = kmeta_find_sec_by_name(img, ".orc_unwind_ip");
+	struct kmeta_sec *orc = kmeta_find_sec_by_name(img, ".orc_unwind");
+
+	*ips = NULL;
+	*nr = 0;
+	if (!ip || !orc || !ip->data || !orc->data || ip->size / 4 != orc->size / KMETA_ORC_SIZE)
+		return -ENOENT;
+	*nr = ip->size / 4;
+	*ips = xmalloc(*nr * sizeof(**ips) + 1);
+	*entries = orc->data;
+	for (size_t k = 0; k < *nr; k++)
+		(*ips)[k] = ip->addr + 4 * k + (int64_t)(int32_t)get_u32(ip->data + 4 * k);
+	return 0;
+}
+
+const unsigned char *kmeta_orc_state(const uint64_t *ips, const unsigned char *entries,
+				     size_t nr, uint64_t addr)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {	/* first entry past addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ips[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? entries + (lo - 1) * KMETA_ORC_SIZE : NULL;
+}
+
 const struct table_desc orc_table = {
 	.name = "orc",
 	.btf_struct = "orc_entry",
