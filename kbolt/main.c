@@ -277,7 +277,8 @@ int main(int argc, char **argv)
 	};
 	struct kbolt_opts o = { 0 };
 	unsigned int given = 0;
-	int c, found = -1;
+	long found;
+	int c;
 
 	msg_tool = "kbolt";
 	opterr = 0;	/* our own messages, in the tool's format */
@@ -323,19 +324,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(cmds) && argv[optind][0]; i++) {
-		if (strncmp(cmds[i].name, argv[optind], strlen(argv[optind])))
-			continue;
-		if (found >= 0) {
-			pr_err(NULL, "command '%s' is ambiguous", argv[optind]);
-			return 2;
-		}
-		found = i;
-	}
-	if (found < 0) {
-		pr_err(NULL, "unknown command '%s'; try 'kbolt --help'", argv[optind]);
+	found = find_cmd_by_prefix(argv[optind], cmds, ARRAY_SIZE(cmds), sizeof(cmds[0]));
+	if (found < 0)
 		return 2;
-	}
 	for (unsigned int bit = 1; bit <= TAKES_OPTIMIZE; bit <<= 1) {
 		if ((given & bit) && !(cmds[found].takes & bit)) {
 			pr_err(NULL, "%s does not apply to %s", option_name(bit), cmds[found].name);

@@ -64,29 +64,11 @@ static void usage(FILE *f)
 		"2 usage error.  See kmeta(1).\n");
 }
 
-static bool is_prefix(const char *pfx, const char *s)
-{
-	return pfx[0] && !strncmp(s, pfx, strlen(pfx));
-}
-
 static const struct cmd *find_cmd(const char *name)
 {
-	const struct cmd *found = NULL;
+	long i = find_cmd_by_prefix(name, cmds, ARRAY_SIZE(cmds), sizeof(cmds[0]));
 
-	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
-		if (!strcmp(cmds[i].name, name))
-			return &cmds[i];
-		if (is_prefix(name, cmds[i].name)) {
-			if (found) {
-				pr_err(NULL, "command '%s' is ambiguous", name);
-				return NULL;
-			}
-			found = &cmds[i];
-		}
-	}
-	if (!found)
-		pr_err(NULL, "unknown command '%s'; try 'kmeta --help'", name);
-	return found;
+	return i < 0 ? NULL : &cmds[i];
 }
 
 static int parse_addr_range(struct opts *o, const char *arg)

@@ -159,3 +159,30 @@ void sort_array(void *base, size_t nmemb, size_t size, int (*cmp)(const void *, 
 	if (nmemb > 1)
 		qsort(base, nmemb, size, cmp);
 }
+
+static const char *cmd_name(const void *table, size_t size, size_t i)
+{
+	return *(const char *const *)((const char *)table + i * size);
+}
+
+long find_cmd_by_prefix(const char *arg, const void *table, size_t nr, size_t size)
+{
+	long found = -1;
+
+	for (size_t i = 0; i < nr; i++) {
+		const char *name = cmd_name(table, size, i);
+
+		if (!strcmp(name, arg))
+			return i;
+		if (!arg[0] || strncmp(name, arg, strlen(arg)))
+			continue;
+		if (found >= 0) {
+			pr_err(NULL, "command '%s' is ambiguous", arg);
+			return -1;
+		}
+		found = i;
+	}
+	if (found < 0)
+		pr_err(NULL, "unknown command '%s'; try '%s --help'", arg, msg_tool);
+	return found;
+}

@@ -57,6 +57,13 @@ static inline void put_u64(unsigned char *p, uint64_t v)
 
 bool glob_match(const char *pattern, const char *s);
 
+/*
+ * The command arg names, by its full name or a unique prefix (bpftool's cmd_select): table
+ * holds nr entries of size bytes, each starting with its name (const char *).  Its index,
+ * or -1 after reporting an unknown or ambiguous command.
+ */
+long find_cmd_by_prefix(const char *arg, const void *table, size_t nr, size_t size);
+
 /* qsort() that takes an empty array as NULL (qsort's pointer must not be NULL) */
 void sort_array(void *base, size_t nmemb, size_t size, int (*cmp)(const void *, const void *));
 
