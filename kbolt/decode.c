@@ -61,7 +61,7 @@ struct func *find_func_containing(struct opt *opt, uint64_t addr)
 	while (lo < hi) {	/* first function starting after addr */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (opt->funcs[mid].sym->addr <= addr)
+		if (opt->func_starts[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -390,11 +390,13 @@ void init_funcs(struct opt *opt)
 
 	opt->nr_funcs = img->nr_funcs;
 	opt->funcs = xcalloc(img->nr_funcs, sizeof(*opt->funcs));
+	opt->func_starts = xcalloc(img->nr_funcs, sizeof(*opt->func_starts));
 	opt->head_end = find_head_end(img);
 	for (size_t i = 0; i < img->nr_funcs; i++) {
 		struct func *f = &opt->funcs[i];
 
 		f->sym = img->funcs[i];
+		opt->func_starts[i] = f->sym->addr;
 		if (i && f->sym->addr == img->funcs[i - 1]->addr) {
 			f->alias = true;
 			if (f->sym->size != img->funcs[i - 1]->size)

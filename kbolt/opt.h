@@ -159,6 +159,7 @@ struct opt {
 	const struct opt_options *o;
 	struct prof *prof;
 	struct func *funcs;	/* parallel to img->funcs */
+	uint64_t *func_starts;	/* their addresses: lookups touch nothing else */
 	size_t nr_funcs;
 	struct func *last_func;	/* find_func_containing()'s cache */
 	uint64_t *sites;	/* every table's site addresses except ORC's, sorted */

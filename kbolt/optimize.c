@@ -325,6 +325,7 @@ static void opt_free(struct opt *opt)
 		free(f->code);
 	}
 	free(opt->funcs);
+	free(opt->func_starts);
 	free(opt->orc_ips);
 	free(opt->extra.insns);
 	prof_free(opt->prof);

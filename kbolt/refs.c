@@ -302,8 +302,6 @@ static int mark_relocs(struct opt *opt)
 		struct kmeta_sec *sec = kmeta_find_sec_containing(img, r->addr);
 		struct func *g;
 
-		if (sec && !strcmp(sec->name, ".orc_unwind_ip"))
-			continue;	/* ORC is regenerated (and 6.1 sorts it after linking) */
 		if (!sec || !(sec->flags & SHF_EXECINSTR)) {
 			add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
 			continue;

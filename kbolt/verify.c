@@ -109,14 +109,16 @@ const unsigned char *orc_state(struct verifier *v, bool new, uint64_t addr)
 		   : kmeta_orc_state(v->orc_a, v->orc_ea, v->nr_orc, addr);
 }
 
-/* Sorted site addresses of one kind in one image, built on first use */
+/* Sorted site addresses of each kind in one image, built on first use */
 struct site_set {
-	struct kmeta_image *img;
 	uint64_t *v;
-	size_t nr;
+	size_t nr, cap;
 };
 
-static struct site_set site_sets[2][SITES_NR];
+static struct site_sets {
+	struct kmeta_image *img;
+	struct site_set kind[SITES_NR];
+} site_sets[2];
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -125,44 +127,54 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool wanted(const struct kmeta_table *t, const struct kmeta_entry *e, enum site_kind k)
+static void add_site(struct site_set *s, uint64_t site)
 {
-	if (k == SITES_JL)
-		return !strcmp(t->desc->name, "jump_table");
-	if (k == SITES_WARN)	/* BUGFLAG_WARNING: execution goes on after the ud2 */
-		return !strcmp(t->desc->name, "bug_table") && (e->val[3] & 1);
-	return strcmp(t->desc->name, "orc");
+	GROW(s->v, s->cap, s->nr + 1);
+	s->v[s->nr++] = site;
 }
 
-static void build_set(struct site_set *s, struct kmeta_image *img, enum site_kind kind)
+/* One pass over the tables (but ORC, whose sites are every instruction) for all kinds */
+static void build_sets(struct site_sets *ss, struct kmeta_image *img)
 {
-	s->img = img;
+	ss->img = img;
 	for (unsigned int d = 0; d < nr_table_descs; d++) {
 		struct kmeta_table *t = table_get(img, table_descs[d]);
+		bool jl = !strcmp(table_descs[d]->name, "jump_table");
+		bool bug = !strcmp(table_descs[d]->name, "bug_table");
 		struct kmeta_entry e;
 
-		for (size_t k = 0; t && t->present && k < t->nr_slots; k++) {
-			if (table_read_entry(t, k, &e) || e.filler || !wanted(t, &e, kind))
+		if (!t || !t->present || !strcmp(table_descs[d]->name, "orc"))
+			continue;
+		for (size_t k = 0; k < t->nr_slots; k++) {
+			if (table_read_entry(t, k, &e) || e.filler)
 				continue;
-			s->v = xrealloc(s->v, (s->nr + 1) * sizeof(*s->v));
-			s->v[s->nr++] = e.site;
+			add_site(&ss->kind[SITES_ANY], e.site);
+			if (jl)
+				add_site(&ss->kind[SITES_JL], e.site);
+			if (bug && (e.val[3] & 1))	/* BUGFLAG_WARNING: execution goes on */
+				add_site(&ss->kind[SITES_WARN], e.site);
 		}
 	}
-	sort_array(s->v, s->nr, sizeof(*s->v), cmp_u64);
+	for (int k = 0; k < SITES_NR; k++)
+		sort_array(ss->kind[k].v, ss->kind[k].nr, sizeof(uint64_t), cmp_u64);
+}
+
+static const struct site_set *sites_of(struct kmeta_image *img, enum site_kind kind)
+{
+	struct site_sets *ss = site_sets[0].img == img ? &site_sets[0] : &site_sets[1];
+
+	if (ss->img != img) {
+		ss = site_sets[0].img ? &site_sets[1] : &site_sets[0];
+		build_sets(ss, img);
+	}
+	return &ss->kind[kind];
 }
 
 bool in_set(struct kmeta_image *img, enum site_kind kind, uint64_t addr)
 {
-	struct site_set *s = &site_sets[0][kind];
-	size_t lo = 0, hi;
+	const struct site_set *s = sites_of(img, kind);
+	size_t lo = 0, hi = s->nr;
 
-	if (s->img != img)
-		s = &site_sets[1][kind];
-	if (s->img != img) {
-		s = site_sets[0][kind].img ? &site_sets[1][kind] : &site_sets[0][kind];
-		build_set(s, img, kind);
-	}
-	hi = s->nr;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -310,10 +322,9 @@ static void verifier_free(struct verifier *v)
 	free(v->orc_a);
 	free(v->orc_b);
 	for (int i = 0; i < 2; i++) {
-		for (int k = 0; k < SITES_NR; k++) {
-			free(site_sets[i][k].v);
-			site_sets[i][k] = (struct site_set){ 0 };
-		}
+		for (int k = 0; k < SITES_NR; k++)
+			free(site_sets[i].kind[k].v);
+		site_sets[i] = (struct site_sets){ 0 };
 	}
 	kmeta_close(v->a);
 	kmeta_close(v->b);

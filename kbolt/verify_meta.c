@@ -122,22 +122,37 @@ void verify_tables(struct verifier *v)
 	}
 }
 
-static bool in_sorted_table(struct verifier *v, uint64_t p)
+/* Where the sorted tables lie in the old image: their relocations are permuted */
+struct sorted_areas {
+	struct kmeta_range *v;
+	size_t nr;
+};
+
+static void find_sorted_areas(struct verifier *v, struct sorted_areas *sa)
 {
 	for (unsigned int d = 0; d < nr_table_descs; d++) {
 		struct kmeta_table *t = table_get(v->a, table_descs[d]);
 
 		if (!t || !t->present || !t->desc->sorted)
 			continue;
+		sa->v = xrealloc(sa->v, (sa->nr + t->nr_ranges) * sizeof(*sa->v));
 		for (unsigned int r = 0; r < t->nr_ranges; r++)
-			if (p >= t->ranges[r].addr && p < t->ranges[r].addr + t->ranges[r].size)
-				return true;
+			sa->v[sa->nr++] = (struct kmeta_range){ t->ranges[r].addr,
+								t->ranges[r].addr + t->ranges[r].size };
 	}
+}
+
+static bool in_sorted_table(const struct sorted_areas *sa, uint64_t p)
+{
+	for (size_t k = 0; k < sa->nr; k++)
+		if (p >= sa->v[k].start && p < sa->v[k].end)
+			return true;
 	return false;
 }
 
 static void check_rela_entry(struct verifier *v, struct kmeta_sec *target,
-			     const unsigned char *ra, const unsigned char *rb)
+			     const struct sorted_areas *sa, const unsigned char *ra,
+			     const unsigned char *rb)
 {
 	uint64_t pa = get_u64(ra), pb = get_u64(rb), info = get_u64(ra + 8);
 	int64_t aa = (int64_t)get_u64(ra + 16), ab = (int64_t)get_u64(rb + 16);
@@ -150,7 +165,7 @@ static void check_rela_entry(struct verifier *v, struct kmeta_sec *target,
 	if ((uint32_t)info == R_X86_64_NONE || (info >> 32) >= v->a->nr_syms)
 		return;
 	s = v->a->syms[info >> 32].addr;
-	if (in_sorted_table(v, pa))
+	if (in_sorted_table(sa, pa))
 		return;		/* slots permuted by sorting: the table check covers them */
 	if (!vmap_place(v, pa, &pm) || pm != pb) {
 		verify_fail(v, pa, "relocation not moved with its instruction");
@@ -209,10 +224,14 @@ static void check_rela_section(struct verifier *v, struct kmeta_sec *rsb,
 		return;
 	}
 	for (uint64_t k = 0; k < nr; k++)
-		check_rela_entry(v, target, ra + 24 * k, rb + 24 * k);
+		check_rela_entry(v, target, arg, ra + 24 * k, rb + 24 * k);
 }
 
 void verify_relocs(struct verifier *v)
 {
-	for_each_rela_pair(v, check_rela_section, NULL);
+	struct sorted_areas sa = { 0 };
+
+	find_sorted_areas(v, &sa);
+	for_each_rela_pair(v, check_rela_section, &sa);
+	free(sa.v);
 }

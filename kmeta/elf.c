@@ -55,6 +55,40 @@ static int read_one_section(struct kmeta_image *img, Elf_Scn *scn, size_t shstrn
 	return 0;
 }
 
+static bool sec_contains(const struct kmeta_sec *sec, uint64_t addr)
+{
+	/* vmlinux links .data..percpu at 0: it has no place in the address space */
+	return (sec->flags & SHF_ALLOC) && sec->addr &&
+	       addr >= sec->addr && addr - sec->addr < sec->size;
+}
+
+static int cmp_sec_addr(const void *a, const void *b)
+{
+	const struct kmeta_sec *x = *(const struct kmeta_sec *const *)a;
+	const struct kmeta_sec *y = *(const struct kmeta_sec *const *)b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The sections that have a place in the address space, by address, for lookups */
+static void index_secs_by_addr(struct kmeta_image *img)
+{
+	img->secs_by_addr = xcalloc(img->nr_secs, sizeof(*img->secs_by_addr));
+	for (size_t i = 1; i < img->nr_secs; i++)
+		if ((img->secs[i].flags & SHF_ALLOC) && img->secs[i].addr && img->secs[i].size)
+			img->secs_by_addr[img->nr_secs_by_addr++] = &img->secs[i];
+	sort_array(img->secs_by_addr, img->nr_secs_by_addr, sizeof(*img->secs_by_addr),
+		   cmp_sec_addr);
+	for (size_t i = 1; i < img->nr_secs_by_addr; i++) {
+		const struct kmeta_sec *prev = img->secs_by_addr[i - 1];
+
+		if (img->secs_by_addr[i]->addr - prev->addr < prev->size)
+			img->secs_overlap = true;
+	}
+}
+
 int elf_read_sections(struct kmeta_image *img)
 {
 	uint64_t next_module_addr = MODULE_BASE;
@@ -78,6 +112,7 @@ int elf_read_sections(struct kmeta_image *img)
 		if (err)
 			return err;
 	}
+	index_secs_by_addr(img);
 	return 0;
 }
 
@@ -89,25 +124,40 @@ struct kmeta_sec *kmeta_find_sec_by_name(struct kmeta_image *img, const char *na
 	return NULL;
 }
 
-static bool sec_contains(const struct kmeta_sec *sec, uint64_t addr)
+/* The first section by index that contains addr: what a corrupt image's lookups give */
+static struct kmeta_sec *first_sec_containing(struct kmeta_image *img, uint64_t addr)
 {
-	/* vmlinux links .data..percpu at 0: it has no place in the address space */
-	return (sec->flags & SHF_ALLOC) && sec->addr &&
-	       addr >= sec->addr && addr - sec->addr < sec->size;
+	for (size_t i = 1; i < img->nr_secs; i++)
+		if (sec_contains(&img->secs[i], addr))
+			return &img->secs[i];
+	return NULL;
 }
 
 struct kmeta_sec *kmeta_find_sec_containing(struct kmeta_image *img, uint64_t addr)
 {
+	size_t lo = 0, hi = img->nr_secs_by_addr;
+	struct kmeta_sec *sec;
+
 	/* table walks hit one section many times in a row */
 	if (img->last_sec && sec_contains(img->last_sec, addr))
 		return img->last_sec;
-	for (size_t i = 1; i < img->nr_secs; i++) {
-		if (sec_contains(&img->secs[i], addr)) {
-			img->last_sec = &img->secs[i];
-			return img->last_sec;
+	if (img->secs_overlap) {
+		sec = first_sec_containing(img, addr);
+	} else {
+		while (lo < hi) {	/* the first section starting after addr */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (img->secs_by_addr[mid]->addr <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
+		sec = lo && sec_contains(img->secs_by_addr[lo - 1], addr) ?
+		      img->secs_by_addr[lo - 1] : NULL;
 	}
-	return NULL;
+	if (sec)
+		img->last_sec = sec;
+	return sec;
 }
 
 static bool sec_has_bytes(const struct kmeta_sec *sec, uint64_t addr, uint64_t size)

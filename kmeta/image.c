@@ -172,6 +172,7 @@ void kmeta_close(struct kmeta_image *img)
 	free(img->names);
 	free(img->sorted);
 	free(img->syms);
+	free(img->secs_by_addr);
 	free(img->secs);
 	if (img->elf)
 		elf_end(img->elf);

@@ -76,6 +76,9 @@ struct kmeta_image {
 
 	struct kmeta_sec *secs;
 	size_t nr_secs;
+	struct kmeta_sec **secs_by_addr;	/* allocated, placed, sized: by address */
+	size_t nr_secs_by_addr;
+	bool secs_overlap;		/* a corrupt image: lookups take the first by index */
 	struct kmeta_sec *last_sec;	/* lookup cache of kmeta_find_sec_containing() */
 
 	struct kmeta_sym *syms;		/* symtab order; syms[0] is the null symbol */
@@ -87,7 +90,7 @@ struct kmeta_image {
 	struct kmeta_sym **names;	/* open-addressing name index */
 	size_t names_mask;
 
-	struct kmeta_reloc *relocs;	/* lazily indexed .rela.*, sorted by addr */
+	struct kmeta_reloc *relocs;	/* lazily indexed .rela.* but ORC's, sorted by addr */
 	size_t nr_relocs, relocs_cap;
 	bool relocs_indexed;
 	bool has_relocs;

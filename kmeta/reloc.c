@@ -15,53 +15,71 @@
 typedef int (*reloc_fn)(struct kmeta_image *img, struct kmeta_sec *target,
 			struct kmeta_reloc *r, size_t idx);
 
+/* The allocated section that rsec relocates, NULL if rsec is not such a .rela */
+static struct kmeta_sec *rela_target(struct kmeta_image *img, struct kmeta_sec *rsec)
+{
+	GElf_Shdr sh;
+
+	if (rsec->type != SHT_RELA || !gelf_getshdr(rsec->scn, &sh))
+		return NULL;
+	if (!sh.sh_info || sh.sh_info >= img->nr_secs)
+		return NULL;
+	if (!(img->secs[sh.sh_info].flags & SHF_ALLOC))
+		return NULL;
+	return &img->secs[sh.sh_info];
+}
+
+/* Call fn for every relocation of rsec, which applies to target */
+static int for_each_reloc_of(struct kmeta_image *img, struct kmeta_sec *rsec,
+			     struct kmeta_sec *target, reloc_fn fn)
+{
+	Elf_Data *data = elf_getdata(rsec->scn, NULL);
+	GElf_Shdr sh;
+
+	img->has_relocs = true;
+	if (!data || !gelf_getshdr(rsec->scn, &sh) || !sh.sh_entsize ||
+	    sh.sh_size % sh.sh_entsize) {
+		pr_err(img->path, "%s: cannot read: %s", rsec->name, elf_errmsg(-1));
+		return -EINVAL;
+	}
+	for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
+		struct kmeta_reloc r;
+		GElf_Rela rela;
+		size_t symi;
+		int err;
+
+		if (!gelf_getrela(data, k, &rela)) {
+			pr_err(img->path, "%s: cannot read entry %zu: %s", rsec->name, k,
+			       elf_errmsg(-1));
+			return -EINVAL;
+		}
+		symi = GELF_R_SYM(rela.r_info);
+		if (symi >= img->nr_syms) {
+			pr_err(img->path, "%s: entry %zu: symbol %zu out of range",
+			       rsec->name, k, symi);
+			return -EINVAL;
+		}
+		r.sym = &img->syms[symi];
+		r.type = GELF_R_TYPE(rela.r_info);
+		r.addend = rela.r_addend;
+		r.addr = img->is_module ? target->addr + rela.r_offset : rela.r_offset;
+		r.target = r.sym->addr + r.addend;
+		err = fn(img, target, &r, k);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* Call fn for every relocation that applies to an allocated section. */
 static int for_each_alloc_reloc(struct kmeta_image *img, reloc_fn fn)
 {
 	for (size_t i = 1; i < img->nr_secs; i++) {
-		struct kmeta_sec *rsec = &img->secs[i], *target;
-		Elf_Data *data;
-		GElf_Shdr sh;
+		struct kmeta_sec *target = rela_target(img, &img->secs[i]);
+		int err = target ? for_each_reloc_of(img, &img->secs[i], target, fn) : 0;
 
-		if (rsec->type != SHT_RELA || !gelf_getshdr(rsec->scn, &sh))
-			continue;
-		if (!sh.sh_info || sh.sh_info >= img->nr_secs)
-			continue;
-		target = &img->secs[sh.sh_info];
-		if (!(target->flags & SHF_ALLOC))
-			continue;
-		img->has_relocs = true;
-		data = elf_getdata(rsec->scn, NULL);
-		if (!data || !sh.sh_entsize || sh.sh_size % sh.sh_entsize) {
-			pr_err(img->path, "%s: cannot read: %s", rsec->name, elf_errmsg(-1));
-			return -EINVAL;
-		}
-		for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
-			struct kmeta_reloc r;
-			GElf_Rela rela;
-			size_t symi;
-			int err;
-
-			if (!gelf_getrela(data, k, &rela)) {
-				pr_err(img->path, "%s: cannot read entry %zu: %s", rsec->name, k,
-				       elf_errmsg(-1));
-				return -EINVAL;
-			}
-			symi = GELF_R_SYM(rela.r_info);
-			if (symi >= img->nr_syms) {
-				pr_err(img->path, "%s: entry %zu: symbol %zu out of range",
-				       rsec->name, k, symi);
-				return -EINVAL;
-			}
-			r.sym = &img->syms[symi];
-			r.type = GELF_R_TYPE(rela.r_info);
-			r.addend = rela.r_addend;
-			r.addr = img->is_module ? target->addr + rela.r_offset : rela.r_offset;
-			r.target = r.sym->addr + r.addend;
-			err = fn(img, target, &r, k);
-			if (err)
-				return err;
-		}
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -86,17 +104,72 @@ static int cmp_reloc_addr(const void *a, const void *b)
 	return 0;
 }
 
+struct rela_sec {
+	struct kmeta_sec *rsec, *target;
+};
+
+static int cmp_rela_target(const void *a, const void *b)
+{
+	const struct rela_sec *x = a, *y = b;
+
+	if (x->target->addr != y->target->addr)
+		return x->target->addr < y->target->addr ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The .rela sections to index, in the order of the sections they apply to.  Not
+ * .rela.orc_unwind_ip: one relocation per ORC slot, a third of all, that says no more
+ * than the ORC table itself (kbolt regenerates it whole).
+ */
+static struct rela_sec *relas_to_index(struct kmeta_image *img, size_t *nr, size_t *nr_entries)
+{
+	struct rela_sec *v = xcalloc(img->nr_secs, sizeof(*v));
+
+	*nr = *nr_entries = 0;
+	for (size_t i = 1; i < img->nr_secs; i++) {
+		struct kmeta_sec *target = rela_target(img, &img->secs[i]);
+
+		if (!target || !strcmp(target->name, ".orc_unwind_ip"))
+			continue;
+		v[(*nr)++] = (struct rela_sec){ &img->secs[i], target };
+		*nr_entries += img->secs[i].size / 24;
+	}
+	sort_array(v, *nr, sizeof(*v), cmp_rela_target);
+	return v;
+}
+
+static bool relocs_sorted(const struct kmeta_image *img)
+{
+	for (size_t k = 1; k < img->nr_relocs; k++)
+		if (img->relocs[k].addr < img->relocs[k - 1].addr)
+			return false;
+	return true;
+}
+
+/*
+ * The linker writes each .rela in r_offset order and sections do not overlap, so
+ * reading them in address order usually gives a sorted index without sorting a
+ * million entries (and without qsort's copy of them).
+ */
 int kmeta_index_relocs(struct kmeta_image *img)
 {
-	int err;
+	size_t nr, nr_entries;
+	struct rela_sec *v;
+	int err = 0;
 
 	if (img->relocs_indexed)
 		return 0;
 	img->relocs_indexed = true;
-	err = for_each_alloc_reloc(img, append_reloc);
+	v = relas_to_index(img, &nr, &nr_entries);
+	GROW(img->relocs, img->relocs_cap, nr_entries);
+	for (size_t i = 0; i < nr && !err; i++)
+		err = for_each_reloc_of(img, v[i].rsec, v[i].target, append_reloc);
+	free(v);
 	if (err)
 		return err;
-	sort_array(img->relocs, img->nr_relocs, sizeof(*img->relocs), cmp_reloc_addr);
+	if (!relocs_sorted(img))
+		sort_array(img->relocs, img->nr_relocs, sizeof(*img->relocs), cmp_reloc_addr);
 	return 0;
 }
 
