@@ -50,31 +50,23 @@ void skip_func(struct opt *opt, struct func *f, enum skip_reason why, uint64_t a
 	f->skip_addr = addr;
 }
 
+/*
+ * Millions of lookups (every relocation, table and ORC entry): they read only the
+ * compact func_span[] until they find a function, not the functions themselves.
+ */
 struct func *find_func_containing(struct opt *opt, uint64_t addr)
 {
-	size_t lo = 0, hi = opt->nr_funcs;
-	struct func *f = opt->last_func;
+	const struct func_span *last = &opt->func_span[opt->last_func];
+	long i;
 
 	/* lookups come in address order more often than not */
-	if (f && addr >= f->sym->addr && addr < f->sym->addr + f->sym->size)
-		return f;
-	while (lo < hi) {	/* first function starting after addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (opt->func_starts[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	if (addr >= last->start && addr < last->end)
+		return &opt->funcs[last->owner];
+	i = kmeta_func_at_or_before(opt->img, addr);	/* opt->funcs is parallel */
+	if (i < 0 || addr >= opt->func_span[i].end)
 		return NULL;
-	f = &opt->funcs[lo - 1];
-	while (f->alias)	/* aliases follow the function they repeat */
-		f--;
-	if (addr >= f->sym->addr + f->sym->size)
-		return NULL;
-	opt->last_func = f;
-	return f;
+	opt->last_func = i;
+	return &opt->funcs[opt->func_span[i].owner];
 }
 
 long find_op_containing(const struct func *f, uint64_t addr)
@@ -390,18 +382,24 @@ void init_funcs(struct opt *opt)
 
 	opt->nr_funcs = img->nr_funcs;
 	opt->funcs = xcalloc(img->nr_funcs, sizeof(*opt->funcs));
-	opt->func_starts = xcalloc(img->nr_funcs, sizeof(*opt->func_starts));
+	/* one more: lookups start from a span that contains nothing */
+	opt->func_span = xcalloc(img->nr_funcs + 1, sizeof(*opt->func_span));
+	opt->last_func = img->nr_funcs;
 	opt->head_end = find_head_end(img);
 	for (size_t i = 0; i < img->nr_funcs; i++) {
 		struct func *f = &opt->funcs[i];
 
 		f->sym = img->funcs[i];
-		opt->func_starts[i] = f->sym->addr;
 		if (i && f->sym->addr == img->funcs[i - 1]->addr) {
 			f->alias = true;
 			if (f->sym->size != img->funcs[i - 1]->size)
 				skip_func(opt, f - 1, SKIP_SYM_INSIDE, f->sym->addr);
 		}
+		/* aliases follow the function they repeat, and stand for it */
+		opt->func_span[i].owner = f->alias ? opt->func_span[i - 1].owner : i;
+		opt->func_span[i].start = f->sym->addr;
+		opt->func_span[i].end = opt->funcs[opt->func_span[i].owner].sym->addr +
+					opt->funcs[opt->func_span[i].owner].sym->size;
 	}
 	for (size_t i = 0; i < opt->nr_funcs; i++) {
 		struct func *f = &opt->funcs[i];

@@ -159,9 +159,12 @@ struct opt {
 	const struct opt_options *o;
 	struct prof *prof;
 	struct func *funcs;	/* parallel to img->funcs */
-	uint64_t *func_starts;	/* their addresses: lookups touch nothing else */
 	size_t nr_funcs;
-	struct func *last_func;	/* find_func_containing()'s cache */
+	struct func_span {	/* parallel to funcs: what lookups read */
+		uint64_t start, end;	/* end: of the function an alias repeats */
+		size_t owner;		/* the function itself, or the one it repeats */
+	} *func_span;
+	size_t last_func;	/* find_func_containing()'s cache: a func_span index */
 	uint64_t *sites;	/* every table's site addresses except ORC's, sorted */
 	size_t nr_sites;
 	struct extra_code extra;

@@ -56,8 +56,6 @@ static int open_inputs(struct opt *opt, const char *in)
 		       "symbol table");
 		return -EINVAL;
 	}
-	if (kmeta_index_relocs(opt->img))
-		return -EINVAL;
 	if (!kmeta_find_sec_by_name(opt->img, ".rela.text")) {
 		pr_err(in, "no .rela.text section: this vmlinux was linked without --emit-relocs "
 		       "or had them stripped, and kbolt cannot yet prove every reference into "
@@ -325,7 +323,7 @@ static void opt_free(struct opt *opt)
 		free(f->code);
 	}
 	free(opt->funcs);
-	free(opt->func_starts);
+	free(opt->func_span);
 	free(opt->orc_ips);
 	free(opt->extra.insns);
 	prof_free(opt->prof);

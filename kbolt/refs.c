@@ -291,30 +291,30 @@ static void reloc_undecoded(struct opt *opt, const struct kmeta_reloc *r)
 	}
 }
 
+static int mark_reloc(void *ctx, struct kmeta_sec *target, const struct kmeta_reloc *r)
+{
+	struct opt *opt = ctx;
+	struct func *g;
+
+	if (!strcmp(target->name, ".orc_unwind_ip"))
+		return 0;	/* ORC is regenerated (and 6.1 sorts it after linking) */
+	if (!(target->flags & SHF_EXECINSTR)) {
+		add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
+		return 0;
+	}
+	g = find_func_containing(opt, r->addr);
+	if (g && g->decoded)
+		reloc_in_func(opt, g, r);
+	else if (!kmeta_reloc_is_pcrel(r->type))	/* an absolute address: S + A itself */
+		add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
+	else if (!find_extra_insn(opt, r->addr))
+		reloc_undecoded(opt, r);
+	return 0;
+}
+
 static int mark_relocs(struct opt *opt)
 {
-	struct kmeta_image *img = opt->img;
-
-	if (kmeta_index_relocs(img))
-		return -1;
-	for (size_t k = 0; k < img->nr_relocs; k++) {
-		const struct kmeta_reloc *r = &img->relocs[k];
-		struct kmeta_sec *sec = kmeta_find_sec_containing(img, r->addr);
-		struct func *g;
-
-		if (!sec || !(sec->flags & SHF_EXECINSTR)) {
-			add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
-			continue;
-		}
-		g = find_func_containing(opt, r->addr);
-		if (g && g->decoded)
-			reloc_in_func(opt, g, r);
-		else if (!kmeta_reloc_is_pcrel(r->type))	/* an absolute address: S + A itself */
-			add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
-		else if (!find_extra_insn(opt, r->addr))
-			reloc_undecoded(opt, r);
-	}
-	return 0;
+	return kmeta_for_each_reloc(opt->img, mark_reloc, opt) ? -1 : 0;
 }
 
 int collect_refs(struct opt *opt)

@@ -77,7 +77,7 @@ static bool same_insn(struct verifier *v, struct vfunc *f, const struct kmeta_in
 	if (!p || !q || i->len != j->len || i->rel_off != j->rel_off || i->rel_size != j->rel_size)
 		return false;
 	for (unsigned int k = 0; k < i->len; k++) {
-		struct kmeta_reloc *r;
+		struct kmeta_reloc r;
 		uint64_t to;
 
 		if (i->rel_size && k >= i->rel_off && k < i->rel_off + i->rel_size)
@@ -85,18 +85,18 @@ static bool same_insn(struct verifier *v, struct vfunc *f, const struct kmeta_in
 		if (p[k] == q[k])
 			continue;
 		/* an absolute address of code (push $label): where it leads must correspond */
-		r = kmeta_find_reloc_at(v->a, i->addr + k);
-		if (!r || (r->type != R_X86_64_32S && r->type != R_X86_64_32 &&
-			   r->type != R_X86_64_64) || get_u32(p + k) != (uint32_t)r->target)
+		if (!kmeta_reloc_at(v->a, i->addr + k, &r) ||
+		    (r.type != R_X86_64_32S && r.type != R_X86_64_32 && r.type != R_X86_64_64) ||
+		    get_u32(p + k) != (uint32_t)r.target)
 			return false;
-		if (r->type == R_X86_64_64)
+		if (r.type == R_X86_64_64)
 			to = get_u64(q + k);
-		else if (r->type == R_X86_64_32S)
+		else if (r.type == R_X86_64_32S)
 			to = (uint64_t)(int64_t)(int32_t)get_u32(q + k);
 		else
 			to = get_u32(q + k);
-		push_target(v, f, r->target, to);
-		k += (r->type == R_X86_64_64 ? 8 : 4) - 1;
+		push_target(v, f, r.target, to);
+		k += (r.type == R_X86_64_64 ? 8 : 4) - 1;
 	}
 	if (i->rel_size)
 		push_target(v, f, i->target, j->target);
@@ -119,6 +119,7 @@ static uint64_t follow(struct verifier *v, struct kmeta_image *img, struct vfunc
 	*nr_jmps = 0;
 	for (int k = 0; k < MAX_FOLLOW; k++) {
 		const unsigned char *p = kmeta_bytes_at(img, addr, 1);
+		struct kmeta_reloc r;
 		struct kmeta_insn in;
 
 		/* a jmp starts with e9 or eb, or with a prefix: decode only those */
@@ -128,7 +129,7 @@ static uint64_t follow(struct verifier *v, struct kmeta_image *img, struct vfunc
 		if (kmeta_insn_decode(img, addr, &in) || in.kind != KI_JMP ||
 		    in.target < f->sym->addr || in.target >= end || in.target == addr ||
 		    is_table_site(img, addr) ||
-		    (!new && kmeta_find_reloc_at(img, addr + in.rel_off)))
+		    (!new && kmeta_reloc_at(img, addr + in.rel_off, &r)))
 			return addr;
 		if (new)
 			mark_new(f, addr, in.len);
@@ -165,6 +166,7 @@ static void step(struct verifier *v, struct vfunc *f, uint64_t o, uint64_t n)
 	uint64_t end = f->sym->addr + f->sym->size, off, jo[MAX_FOLLOW], jn[MAX_FOLLOW];
 	const struct kmeta_range *ra, *rb;
 	struct kmeta_insn i, j;
+	struct kmeta_reloc r;
 	size_t nr_jo, nr_jn;
 	int ci, cj;
 
@@ -227,7 +229,7 @@ static void step(struct verifier *v, struct vfunc *f, uint64_t o, uint64_t n)
 	ci = i.kind == KI_JCC ? cond_of(v->a, &i) : -1;
 	cj = j.kind == KI_JCC ? cond_of(v->b, &j) : -1;
 	if (ci >= 0 && i.target >= f->sym->addr && i.target < end && cj >= 0 &&
-	    !kmeta_find_reloc_at(v->a, o + i.rel_off)) {
+	    !kmeta_reloc_at(v->a, o + i.rel_off, &r)) {
 		if (ci != cj && (ci ^ 1) != cj) {
 			verify_fail(v, o, "conditional branch differs");
 			return;

@@ -166,9 +166,10 @@ void kmeta_close(struct kmeta_image *img)
 	table_free_all(img);
 	insn_free(img);
 	btf_free(img);
-	free(img->relocs);
+	reloc_free_lookups(img);
 	free(img->site_ranges);
 	free(img->funcs);
+	addr_index_free(&img->func_starts);
 	free(img->names);
 	free(img->sorted);
 	free(img->syms);

@@ -16,6 +16,7 @@ int sym_read_symbols(struct kmeta_image *img);
 
 /* reloc.c */
 int reloc_apply_module(struct kmeta_image *img);
+void reloc_free_lookups(struct kmeta_image *img);
 
 /* compress.c: .ko.xz and .ko.zst */
 bool compress_is_compressed(const char *path);

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "addr_index.h"
+
 struct btf;
 struct kmeta_table;
 
@@ -87,13 +89,11 @@ struct kmeta_image {
 	size_t nr_sorted;
 	struct kmeta_sym **funcs;	/* STT_FUNC with size, by address */
 	size_t nr_funcs;
+	struct addr_index func_starts;	/* their addresses, for lookups */
 	struct kmeta_sym **names;	/* open-addressing name index */
 	size_t names_mask;
 
-	struct kmeta_reloc *relocs;	/* lazily indexed .rela.* but ORC's, sorted by addr */
-	size_t nr_relocs, relocs_cap;
-	bool relocs_indexed;
-	bool has_relocs;
+	struct rela_lookup *rela_lookups;	/* reloc.c, per relocated section, lazily */
 
 	char release[128];	/* "6.1.0-57-cloud-amd64" */
 	unsigned int version;	/* KMETA_VERSION(6, 1) */
@@ -128,6 +128,8 @@ bool kmeta_is_text_addr(struct kmeta_image *img, uint64_t addr);
 
 /* sym.c */
 struct kmeta_sym *kmeta_find_sym_by_name(struct kmeta_image *img, const char *name);
+/* Index in img->funcs of the last function starting at or before addr, -1 if none */
+long kmeta_func_at_or_before(struct kmeta_image *img, uint64_t addr);
 struct kmeta_sym *kmeta_find_func_containing(struct kmeta_image *img, uint64_t addr);
 struct kmeta_sym *kmeta_find_sym_containing(struct kmeta_image *img, uint64_t addr);
 struct kmeta_sym *kmeta_find_sym_at(struct kmeta_image *img, uint64_t addr);
@@ -136,8 +138,16 @@ char *kmeta_addr_str(struct kmeta_image *img, uint64_t addr, char *buf, size_t s
 #define KMETA_ADDR_STR_SIZE 256
 
 /* reloc.c */
-int kmeta_index_relocs(struct kmeta_image *img);
-struct kmeta_reloc *kmeta_find_reloc_at(struct kmeta_image *img, uint64_t addr);
+/*
+ * For every relocation of an allocated section (R_X86_64_NONE left out), .rela by
+ * .rela in file order: fn(ctx, the section it applies to, the relocation); a nonzero
+ * return stops the walk and is returned.  -EINVAL (said) for an unreadable .rela.
+ */
+typedef int (*kmeta_reloc_fn)(void *ctx, struct kmeta_sec *target,
+			      const struct kmeta_reloc *r);
+int kmeta_for_each_reloc(struct kmeta_image *img, kmeta_reloc_fn fn, void *ctx);
+/* The relocation applied at addr (of a vmlinux) into *out; false if none */
+bool kmeta_reloc_at(struct kmeta_image *img, uint64_t addr, struct kmeta_reloc *out);
 bool kmeta_reloc_is_pcrel(uint32_t type);
 /* Bytes a relocation of this type stores: 8 or 4 */
 unsigned int kmeta_reloc_size(uint32_t type);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Relocations.  A vmlinux linked with --emit-relocs (CONFIG_RELOCATABLE, 6.1) keeps a
- * .rela section for each allocated section, with r_offset a virtual address; kmeta
- * indexes them by location, lazily, because most commands never need them.  A module's
- * relocations are applied when it is read (its table fields are zero until then), and
- * indexed on the way.
+ * .rela section for each allocated section, with r_offset a virtual address.  They are
+ * read where they lie, never copied into an index: a million of them would cost tens
+ * of megabytes, and the linker writes each .rela in r_offset order already, so a point
+ * lookup is a binary search of the section's own entries (an order array is built for
+ * a section that is not sorted).  A module's relocations are applied when it is read
+ * (its table fields are zero until then).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,8 +14,10 @@
 
 #include "internal.h"
 
+#define RELA_SIZE 24		/* sizeof(Elf64_Rela) */
+
 typedef int (*reloc_fn)(struct kmeta_image *img, struct kmeta_sec *target,
-			struct kmeta_reloc *r, size_t idx);
+			struct kmeta_reloc *r, size_t idx, void *ctx);
 
 /* The allocated section that rsec relocates, NULL if rsec is not such a .rela */
 static struct kmeta_sec *rela_target(struct kmeta_image *img, struct kmeta_sec *rsec)
@@ -29,42 +33,62 @@ static struct kmeta_sec *rela_target(struct kmeta_image *img, struct kmeta_sec *
 	return &img->secs[sh.sh_info];
 }
 
-/* Call fn for every relocation of rsec, which applies to target */
-static int for_each_reloc_of(struct kmeta_image *img, struct kmeta_sec *rsec,
-			     struct kmeta_sec *target, reloc_fn fn)
+/* The entries of rsec, NULL (said) if they cannot be read as Elf64_Rela */
+static const unsigned char *rela_entries(struct kmeta_image *img, struct kmeta_sec *rsec,
+					 size_t *nr)
 {
 	Elf_Data *data = elf_getdata(rsec->scn, NULL);
 	GElf_Shdr sh;
 
-	img->has_relocs = true;
-	if (!data || !gelf_getshdr(rsec->scn, &sh) || !sh.sh_entsize ||
-	    sh.sh_size % sh.sh_entsize) {
+	if (!data || !gelf_getshdr(rsec->scn, &sh)) {
 		pr_err(img->path, "%s: cannot read: %s", rsec->name, elf_errmsg(-1));
+		return NULL;
+	}
+	if (sh.sh_entsize != RELA_SIZE || data->d_size % RELA_SIZE ||
+	    (data->d_size && !data->d_buf)) {
+		pr_err(img->path, "%s: cannot read: not Elf64_Rela entries", rsec->name);
+		return NULL;
+	}
+	*nr = data->d_size / RELA_SIZE;
+	return data->d_buf;
+}
+
+/* Entry k of rsec (entries e) as a kmeta_reloc; -EINVAL (said) for a bad symbol */
+static int read_reloc(struct kmeta_image *img, struct kmeta_sec *rsec, struct kmeta_sec *target,
+		      const unsigned char *e, size_t k, struct kmeta_reloc *r)
+{
+	uint64_t info = get_u64(e + k * RELA_SIZE + 8);
+	size_t symi = GELF_R_SYM(info);
+
+	if (symi >= img->nr_syms) {
+		pr_err(img->path, "%s: entry %zu: symbol %zu out of range", rsec->name, k, symi);
 		return -EINVAL;
 	}
-	for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
-		struct kmeta_reloc r;
-		GElf_Rela rela;
-		size_t symi;
-		int err;
+	r->sym = &img->syms[symi];
+	r->type = GELF_R_TYPE(info);
+	r->addend = (int64_t)get_u64(e + k * RELA_SIZE + 16);
+	r->addr = get_u64(e + k * RELA_SIZE);
+	if (img->is_module)
+		r->addr += target->addr;
+	r->target = r->sym->addr + r->addend;
+	return 0;
+}
 
-		if (!gelf_getrela(data, k, &rela)) {
-			pr_err(img->path, "%s: cannot read entry %zu: %s", rsec->name, k,
-			       elf_errmsg(-1));
-			return -EINVAL;
-		}
-		symi = GELF_R_SYM(rela.r_info);
-		if (symi >= img->nr_syms) {
-			pr_err(img->path, "%s: entry %zu: symbol %zu out of range",
-			       rsec->name, k, symi);
-			return -EINVAL;
-		}
-		r.sym = &img->syms[symi];
-		r.type = GELF_R_TYPE(rela.r_info);
-		r.addend = rela.r_addend;
-		r.addr = img->is_module ? target->addr + rela.r_offset : rela.r_offset;
-		r.target = r.sym->addr + r.addend;
-		err = fn(img, target, &r, k);
+/* Call fn for every relocation of rsec, which applies to target */
+static int for_each_reloc_of(struct kmeta_image *img, struct kmeta_sec *rsec,
+			     struct kmeta_sec *target, reloc_fn fn, void *ctx)
+{
+	const unsigned char *e;
+	size_t nr;
+
+	if (!(e = rela_entries(img, rsec, &nr)))
+		return -EINVAL;
+	for (size_t k = 0; k < nr; k++) {
+		struct kmeta_reloc r;
+		int err = read_reloc(img, rsec, target, e, k, &r);
+
+		if (!err)
+			err = fn(img, target, &r, k, ctx);
 		if (err)
 			return err;
 	}
@@ -72,11 +96,11 @@ static int for_each_reloc_of(struct kmeta_image *img, struct kmeta_sec *rsec,
 }
 
 /* Call fn for every relocation that applies to an allocated section. */
-static int for_each_alloc_reloc(struct kmeta_image *img, reloc_fn fn)
+static int for_each_alloc_reloc(struct kmeta_image *img, reloc_fn fn, void *ctx)
 {
 	for (size_t i = 1; i < img->nr_secs; i++) {
 		struct kmeta_sec *target = rela_target(img, &img->secs[i]);
-		int err = target ? for_each_reloc_of(img, &img->secs[i], target, fn) : 0;
+		int err = target ? for_each_reloc_of(img, &img->secs[i], target, fn, ctx) : 0;
 
 		if (err)
 			return err;
@@ -84,110 +108,121 @@ static int for_each_alloc_reloc(struct kmeta_image *img, reloc_fn fn)
 	return 0;
 }
 
-static int append_reloc(struct kmeta_image *img, struct kmeta_sec *target,
-			struct kmeta_reloc *r, size_t idx)
-{
-	(void)target; (void)idx;
-	if (r->type == R_X86_64_NONE)	/* 6.1 voids .rela__ex_table after sorting it */
-		return 0;
-	GROW(img->relocs, img->relocs_cap, img->nr_relocs + 1);
-	img->relocs[img->nr_relocs++] = *r;
-	return 0;
-}
-
-static int cmp_reloc_addr(const void *a, const void *b)
-{
-	const struct kmeta_reloc *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return 0;
-}
-
-struct rela_sec {
-	struct kmeta_sec *rsec, *target;
+struct visit {
+	kmeta_reloc_fn fn;
+	void *ctx;
 };
 
-static int cmp_rela_target(const void *a, const void *b)
+static int visit_one(struct kmeta_image *img, struct kmeta_sec *target, struct kmeta_reloc *r,
+		     size_t idx, void *ctx)
 {
-	const struct rela_sec *x = a, *y = b;
+	struct visit *v = ctx;
 
-	if (x->target->addr != y->target->addr)
-		return x->target->addr < y->target->addr ? -1 : 1;
-	return 0;
+	(void)img; (void)idx;
+	if (r->type == R_X86_64_NONE)	/* 6.1 voids .rela__ex_table after sorting it */
+		return 0;
+	return v->fn(v->ctx, target, r);
 }
 
-/*
- * The .rela sections to index, in the order of the sections they apply to.  Not
- * .rela.orc_unwind_ip: one relocation per ORC slot, a third of all, that says no more
- * than the ORC table itself (kbolt regenerates it whole).
- */
-static struct rela_sec *relas_to_index(struct kmeta_image *img, size_t *nr, size_t *nr_entries)
+int kmeta_for_each_reloc(struct kmeta_image *img, kmeta_reloc_fn fn, void *ctx)
 {
-	struct rela_sec *v = xcalloc(img->nr_secs, sizeof(*v));
+	return for_each_alloc_reloc(img, visit_one, &(struct visit){ fn, ctx });
+}
 
-	*nr = *nr_entries = 0;
+/* Point lookups in one relocated section: its .rela's entries, in r_offset order */
+struct rela_lookup {
+	struct kmeta_sec *rsec;
+	const unsigned char *e;
+	size_t nr;
+	uint32_t *order;	/* entry indexes by r_offset; NULL if the entries are sorted */
+};
+
+static uint64_t r_offset(const struct rela_lookup *l, size_t i)
+{
+	return get_u64(l->e + (l->order ? l->order[i] : i) * RELA_SIZE);
+}
+
+static const struct rela_lookup *sort_lookup;
+
+static int cmp_by_offset(const void *a, const void *b)
+{
+	uint64_t x = get_u64(sort_lookup->e + *(const uint32_t *)a * (size_t)RELA_SIZE);
+	uint64_t y = get_u64(sort_lookup->e + *(const uint32_t *)b * (size_t)RELA_SIZE);
+
+	return x < y ? -1 : x > y;
+}
+
+/* An order array for entries the linker did not write sorted (none seen so far) */
+static void order_entries(struct rela_lookup *l)
+{
+	for (size_t k = 1; k < l->nr; k++) {
+		if (get_u64(l->e + k * RELA_SIZE) >= get_u64(l->e + (k - 1) * RELA_SIZE))
+			continue;
+		l->order = xmalloc(l->nr * sizeof(*l->order));
+		for (size_t i = 0; i < l->nr; i++)
+			l->order[i] = i;
+		sort_lookup = l;
+		sort_array(l->order, l->nr, sizeof(*l->order), cmp_by_offset);
+		return;
+	}
+}
+
+/* The lookup state of every relocated section, indexed by section, built once */
+static struct rela_lookup *rela_lookups(struct kmeta_image *img)
+{
+	if (img->rela_lookups)
+		return img->rela_lookups;
+	img->rela_lookups = xcalloc(img->nr_secs, sizeof(*img->rela_lookups));
 	for (size_t i = 1; i < img->nr_secs; i++) {
 		struct kmeta_sec *target = rela_target(img, &img->secs[i]);
+		struct rela_lookup *l;
 
-		if (!target || !strcmp(target->name, ".orc_unwind_ip"))
+		if (!target || img->is_module)	/* a module's offsets are section-relative */
 			continue;
-		v[(*nr)++] = (struct rela_sec){ &img->secs[i], target };
-		*nr_entries += img->secs[i].size / 24;
+		l = &img->rela_lookups[target->idx];
+		l->rsec = &img->secs[i];
+		l->e = rela_entries(img, l->rsec, &l->nr);
+		if (l->e && l->nr <= UINT32_MAX)
+			order_entries(l);
+		else
+			l->nr = 0;
 	}
-	sort_array(v, *nr, sizeof(*v), cmp_rela_target);
-	return v;
+	return img->rela_lookups;
 }
 
-static bool relocs_sorted(const struct kmeta_image *img)
+void reloc_free_lookups(struct kmeta_image *img)
 {
-	for (size_t k = 1; k < img->nr_relocs; k++)
-		if (img->relocs[k].addr < img->relocs[k - 1].addr)
-			return false;
-	return true;
+	for (size_t i = 0; img->rela_lookups && i < img->nr_secs; i++)
+		free(img->rela_lookups[i].order);
+	free(img->rela_lookups);
 }
 
-/*
- * The linker writes each .rela in r_offset order and sections do not overlap, so
- * reading them in address order usually gives a sorted index without sorting a
- * million entries (and without qsort's copy of them).
- */
-int kmeta_index_relocs(struct kmeta_image *img)
+bool kmeta_reloc_at(struct kmeta_image *img, uint64_t addr, struct kmeta_reloc *out)
 {
-	size_t nr, nr_entries;
-	struct rela_sec *v;
-	int err = 0;
+	struct kmeta_sec *target = kmeta_find_sec_containing(img, addr);
+	const struct rela_lookup *l;
+	size_t lo = 0, hi;
 
-	if (img->relocs_indexed)
-		return 0;
-	img->relocs_indexed = true;
-	v = relas_to_index(img, &nr, &nr_entries);
-	GROW(img->relocs, img->relocs_cap, nr_entries);
-	for (size_t i = 0; i < nr && !err; i++)
-		err = for_each_reloc_of(img, v[i].rsec, v[i].target, append_reloc);
-	free(v);
-	if (err)
-		return err;
-	if (!relocs_sorted(img))
-		sort_array(img->relocs, img->nr_relocs, sizeof(*img->relocs), cmp_reloc_addr);
-	return 0;
-}
-
-struct kmeta_reloc *kmeta_find_reloc_at(struct kmeta_image *img, uint64_t addr)
-{
-	size_t lo = 0, hi = img->nr_relocs;
-
-	if (kmeta_index_relocs(img))
-		return NULL;
-	while (lo < hi) {
+	if (!target)
+		return false;
+	l = &rela_lookups(img)[target->idx];
+	hi = l->nr;
+	while (lo < hi) {	/* the first entry at or after addr */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (img->relocs[mid].addr < addr)
+		if (r_offset(l, mid) < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < img->nr_relocs && img->relocs[lo].addr == addr ? &img->relocs[lo] : NULL;
+	for (; lo < l->nr && r_offset(l, lo) == addr; lo++) {
+		size_t k = l->order ? l->order[lo] : lo;
+
+		if (read_reloc(img, l->rsec, target, l->e, k, out) == 0 &&
+		    out->type != R_X86_64_NONE)
+			return true;
+	}
+	return false;
 }
 
 bool kmeta_reloc_is_pcrel(uint32_t type)
@@ -227,8 +262,9 @@ void kmeta_reloc_store(unsigned char *q, uint32_t type, uint64_t value)
 }
 
 static int apply_one(struct kmeta_image *img, struct kmeta_sec *target,
-		     struct kmeta_reloc *r, size_t idx)
+		     struct kmeta_reloc *r, size_t idx, void *ctx)
 {
+	(void)ctx;
 	uint64_t off = r->addr - target->addr, v;
 	unsigned int size = kmeta_reloc_size(r->type);
 
@@ -252,7 +288,7 @@ static int apply_one(struct kmeta_image *img, struct kmeta_sec *target,
 
 int reloc_apply_module(struct kmeta_image *img)
 {
-	return for_each_alloc_reloc(img, apply_one);
+	return for_each_alloc_reloc(img, apply_one, NULL);
 }
 
 bool kmeta_reloc_holds(struct kmeta_image *img, uint32_t type, uint64_t s_a, uint64_t p)

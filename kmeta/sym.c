@@ -165,6 +165,15 @@ static int cmp_sym_addr(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static void index_func_starts(struct kmeta_image *img)
+{
+	uint64_t *starts = xmalloc((img->nr_funcs + 1) * sizeof(*starts));
+
+	for (size_t i = 0; i < img->nr_funcs; i++)
+		starts[i] = img->funcs[i]->addr;
+	addr_index_init(&img->func_starts, starts, img->nr_funcs);
+}
+
 static void sort_symbols(struct kmeta_image *img)
 {
 	img->sorted = xmalloc(img->nr_syms * sizeof(*img->sorted));
@@ -180,6 +189,7 @@ static void sort_symbols(struct kmeta_image *img)
 	}
 	sort_array(img->sorted, img->nr_sorted, sizeof(*img->sorted), cmp_sym_addr);
 	sort_array(img->funcs, img->nr_funcs, sizeof(*img->funcs), cmp_sym_addr);
+	index_func_starts(img);
 }
 
 /* foo.cold.12 -> length of "foo", or 0 if name is not a .cold fragment */
@@ -257,10 +267,9 @@ static long last_at_or_before(struct kmeta_sym **arr, size_t n, uint64_t a)
 	return found;
 }
 
-static struct kmeta_sym *find_containing(struct kmeta_sym **arr, size_t n, uint64_t a)
+/* arr[i] is the last entry at or before a (-1 if none) */
+static struct kmeta_sym *find_containing(struct kmeta_sym **arr, long i, uint64_t a)
 {
-	long i = last_at_or_before(arr, n, a);
-
 	/* a few steps back cover symbols nested inside a bigger one */
 	for (int k = 0; i >= 0 && k < 8; i--, k++) {
 		if (a < arr[i]->addr + arr[i]->size) {
@@ -274,15 +283,22 @@ static struct kmeta_sym *find_containing(struct kmeta_sym **arr, size_t n, uint6
 	return NULL;
 }
 
+long kmeta_func_at_or_before(struct kmeta_image *img, uint64_t addr)
+{
+	return (long)addr_index_upto(&img->func_starts, addr) - 1;
+}
+
 struct kmeta_sym *kmeta_find_func_containing(struct kmeta_image *img, uint64_t addr)
 {
-	return find_containing(img->funcs, img->nr_funcs, addr);
+	return find_containing(img->funcs, kmeta_func_at_or_before(img, addr), addr);
 }
 
 struct kmeta_sym *kmeta_find_sym_containing(struct kmeta_image *img, uint64_t addr)
 {
-	return find_containing(img->sorted, img->nr_sorted, addr);
+	return find_containing(img->sorted, last_at_or_before(img->sorted, img->nr_sorted, addr),
+			       addr);
 }
+
 
 struct kmeta_sym *kmeta_find_sym_at(struct kmeta_image *img, uint64_t addr)
 {

@@ -68,8 +68,8 @@ static void format_entry(struct kmeta_table *t, const struct kmeta_entry *e, cha
 		t->desc->format_entry(t, e, buf, KMETA_ADDR_STR_SIZE);
 	kmeta_addr_str(t->img, e->site, buf, KMETA_ADDR_STR_SIZE);
 	table_site_area(t, e->site);
-	/* the relocation index (--emit-relocs vmlinux, modules), built on first use */
-	kmeta_find_reloc_at(t->img, e->addr);
+	/* the relocation lookups (--emit-relocs vmlinux), built on first use */
+	kmeta_reloc_at(t->img, e->addr, &(struct kmeta_reloc){ 0 });
 	/* kbolt's decoder, at the site */
 	kmeta_insn_decode(t->img, e->site, &insn);
 	for (unsigned int i = 0; i < TABLE_MAX_FIELDS && t->layout->fields[i].name; i++)

@@ -67,35 +67,61 @@ static void test_symbols(struct kmeta_image *img, const char *label, bool want_c
 	   "%s: all %zu static parents are in the fragment's own file", label, same_file);
 }
 
+/* Counts relocations, and checks that a point lookup finds every 97th in code */
+struct reloc_census {
+	struct kmeta_image *img;
+	size_t nr, looked_up, found;
+};
+
+static int census_one(void *ctx, struct kmeta_sec *target, const struct kmeta_reloc *r)
+{
+	struct reloc_census *c = ctx;
+	struct kmeta_reloc at;
+
+	if (c->nr++ % 97 || !(target->flags & SHF_EXECINSTR))
+		return 0;
+	c->looked_up++;
+	if (kmeta_reloc_at(c->img, r->addr, &at) && at.addr == r->addr && at.type == r->type &&
+	    at.target == r->target && at.sym == r->sym)
+		c->found++;
+	return 0;
+}
+
 static void test_relocs(struct kmeta_image *img, const char *label)
 {
 	struct kmeta_sym *s = kmeta_find_sym_by_name(img, "schedule");
+	struct reloc_census c = { .img = img };
+	struct kmeta_reloc r = { 0 };
 	const unsigned char *p;
-	struct kmeta_reloc *r = NULL;
+	bool found = false;
 	uint64_t a;
 
-	if (kmeta_index_relocs(img)) {
-		ok(0, "%s: relocations indexed", label);
+	if (kmeta_for_each_reloc(img, census_one, &c)) {
+		ok(0, "%s: relocations read", label);
 		return;
 	}
 	if (!strcmp(label, "6.12")) {
 		/* stripped by the build, all but the runtime constants' own .rela sections */
-		ok(img->nr_relocs < 1000, "%s: only %zu relocations: the build strips .rela",
-		   label, img->nr_relocs);
+		ok(c.nr < 1000, "%s: only %zu relocations: the build strips .rela", label, c.nr);
 		return;
 	}
-	ok(img->nr_relocs > 500000, "%s: %zu relocations indexed", label, img->nr_relocs);
+	ok(c.nr > 1000000, "%s: %zu relocations read", label, c.nr);
+	ok(c.looked_up > 1000 && c.found == c.looked_up,
+	   "%s: %zu of %zu relocations in code found again by address", label, c.found,
+	   c.looked_up);
 	/* the first call in schedule carries a PLT32/PC32 relocation to its callee */
 	for (a = s->addr; a < s->addr + s->size; a++) {
 		p = kmeta_bytes_at(img, a, 5);
 		if (p[0] == 0xe8 && kmeta_is_insn_boundary(img, a) == 1 &&
-		    (r = kmeta_find_reloc_at(img, a + 1)))
+		    (found = kmeta_reloc_at(img, a + 1, &r)))
 			break;
 	}
-	ok(r && (r->type == R_X86_64_PLT32 || r->type == R_X86_64_PC32) &&
-	   r->target + 4 == a + 5 + (int32_t)get_u32(p + 1),
+	ok(found && (r.type == R_X86_64_PLT32 || r.type == R_X86_64_PC32) &&
+	   r.target + 4 == a + 5 + (int32_t)get_u32(p + 1),
 	   "%s: call at schedule+0x%llx: its relocation targets what the rel32 reaches", label,
 	   (unsigned long long)(a - s->addr));
+	ok(!kmeta_reloc_at(img, s->addr, &r),
+	   "%s: no relocation at schedule's first byte, an opcode", label);
 }
 
 static void test_btf(struct kmeta_image *img, const char *label, int alt_size, const char *orc_bit)
