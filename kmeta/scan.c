@@ -36,6 +36,18 @@ static int32_t s32(const unsigned char *p)
 	return (int32_t)get_u32(p);
 }
 
+/*
+ * Which first bytes can start a reference: about one in five.  The scan reads every
+ * byte of the kernel's code, twice per kbolt run; skipping the others in a tight loop
+ * makes it several times faster.
+ */
+static void first_bytes(bool may_start[256])
+{
+	for (unsigned int b = 0; b < 256; b++)
+		may_start[b] = (b & 0xf0) == 0x70 || b == 0xeb || (b >= 0xe0 && b <= 0xe3) ||
+			       b == 0xe8 || b == 0xe9 || b == 0x0f || (b & 0xc7) == 0x05;
+}
+
 /* The references that may start at byte k of sec */
 static void scan_at(const struct range_bits *rb, const struct kmeta_sec *sec, uint64_t k,
 		    kmeta_scan_fn fn, void *ctx)
@@ -65,6 +77,7 @@ int kmeta_scan_rel_refs(struct kmeta_image *img, const struct kmeta_range *r, si
 			kmeta_scan_fn fn, void *ctx)
 {
 	struct range_bits rb;
+	bool may_start[256];
 
 	if (!nr)
 		return 0;
@@ -78,13 +91,15 @@ int kmeta_scan_rel_refs(struct kmeta_image *img, const struct kmeta_range *r, si
 	rb.bits = xcalloc(rb.size / 8 + 1, 1);
 	for (size_t i = 0; i < nr; i++)
 		set_inside(&rb, &r[i]);
+	first_bytes(may_start);
 	for (size_t i = 1; i < img->nr_secs; i++) {
 		const struct kmeta_sec *sec = &img->secs[i];
 
 		if (!(sec->flags & SHF_EXECINSTR) || !sec->data || !(sec->flags & SHF_ALLOC))
 			continue;
 		for (uint64_t k = 0; k < sec->size; k++)
-			scan_at(&rb, sec, k, fn, ctx);
+			if (may_start[sec->data[k]])
+				scan_at(&rb, sec, k, fn, ctx);
 	}
 	free(rb.bits);
 	return 0;
