@@ -39,7 +39,8 @@ endif
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -D_GNU_SOURCE -MMD -MP
-CFLAGS += $(PKG_CFLAGS)
+CFLAGS += $(PKG_CFLAGS) -pthread
+LDFLAGS += -pthread
 ifeq ($(WERROR),1)
 CFLAGS += -Werror
 endif

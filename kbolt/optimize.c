@@ -15,9 +15,15 @@
  *   orc_fit_budget  functions whose ORC would overflow the table keep their code
  *   rewrite_image   code, tables, relocations, ORC (needs the final set of moves)
  *   output          a temporary file, verified against the input, then renamed
+ *
+ * verify_prepare() reads what the proof needs of the input, in a second thread from
+ * the start: the proof shares no memory with the optimizer, and a second core makes
+ * its preparation free.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,9 +336,42 @@ static void opt_free(struct opt *opt)
 	kmeta_close(opt->img);
 }
 
+struct preparation {
+	const char *in;
+	struct verifier *v;
+	pthread_t thread;
+	bool started;
+};
+
+static void *prepare_verify(void *arg)
+{
+	struct preparation *p = arg;
+
+	p->v = verify_prepare(p->in);
+	return NULL;
+}
+
+static void start_preparation(struct preparation *p, const char *in)
+{
+	p->in = in;
+	p->started = !pthread_create(&p->thread, NULL, prepare_verify, p);
+}
+
+/* The prepared verifier, made here if no thread could; NULL after an error (said) */
+static struct verifier *finish_preparation(struct preparation *p)
+{
+	if (p->started)
+		pthread_join(p->thread, NULL);
+	else
+		p->v = verify_prepare(p->in);
+	return p->v;
+}
+
 int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 		   const struct optimize_report *rep)
 {
+	struct preparation prep = { 0 };
+	struct verifier *v;
 	struct opt opt = { .o = o };
 	struct opt_stats s;
 	uint64_t prof_digest = 0;
@@ -342,6 +381,8 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	int err;
 
 	err = output_check_dir(out);
+	if (!err)
+		start_preparation(&prep, in);
 	if (!err)
 		err = open_inputs(&opt, in);
 	if (!err && o->profile)
@@ -355,9 +396,13 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	if (!err)
 		err = output_write_temp(opt.img, out, record, st.st_mode, o->strip_debug, &tmp);
 	gather_stats(&opt, &s);
-	opt_free(&opt);		/* verify opens both files afresh: make room */
+	opt_free(&opt);		/* verify opens the output afresh: make room */
+	malloc_trim(0);
+	v = prep.in ? finish_preparation(&prep) : NULL;
 	if (!err)
-		err = kbolt_verify(in, tmp, &(struct verify_report){ .quiet = true });
+		err = v ? verify_run(v, tmp, &(struct verify_report){ .quiet = true }) : 1;
+	else
+		verifier_free(v);
 	if (tmp)
 		err = output_finish(tmp, out, err);
 	if (!err && rep->stats) {

@@ -109,17 +109,6 @@ const unsigned char *orc_state(struct verifier *v, bool new, uint64_t addr)
 		   : kmeta_orc_state(v->orc_a, v->orc_ea, v->nr_orc, addr);
 }
 
-/* Sorted site addresses of each kind in one image, built on first use */
-struct site_set {
-	uint64_t *v;
-	size_t nr, cap;
-};
-
-static struct site_sets {
-	struct kmeta_image *img;
-	struct site_set kind[SITES_NR];
-} site_sets[2];
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -136,7 +125,6 @@ static void add_site(struct site_set *s, uint64_t site)
 /* One pass over the tables (but ORC, whose sites are every instruction) for all kinds */
 static void build_sets(struct site_sets *ss, struct kmeta_image *img)
 {
-	ss->img = img;
 	for (unsigned int d = 0; d < nr_table_descs; d++) {
 		struct kmeta_table *t = table_get(img, table_descs[d]);
 		bool jl = !strcmp(table_descs[d]->name, "jump_table");
@@ -159,20 +147,15 @@ static void build_sets(struct site_sets *ss, struct kmeta_image *img)
 		sort_array(ss->kind[k].v, ss->kind[k].nr, sizeof(uint64_t), cmp_u64);
 }
 
-static const struct site_set *sites_of(struct kmeta_image *img, enum site_kind kind)
+static void free_sets(struct site_sets *ss)
 {
-	struct site_sets *ss = site_sets[0].img == img ? &site_sets[0] : &site_sets[1];
-
-	if (ss->img != img) {
-		ss = site_sets[0].img ? &site_sets[1] : &site_sets[0];
-		build_sets(ss, img);
-	}
-	return &ss->kind[kind];
+	for (int k = 0; k < SITES_NR; k++)
+		free(ss->kind[k].v);
 }
 
-bool in_set(struct kmeta_image *img, enum site_kind kind, uint64_t addr)
+bool in_set(const struct site_sets *ss, enum site_kind kind, uint64_t addr)
 {
-	const struct site_set *s = sites_of(img, kind);
+	const struct site_set *s = &ss->kind[kind];
 	size_t lo = 0, hi = s->nr;
 
 	while (lo < hi) {
@@ -186,14 +169,9 @@ bool in_set(struct kmeta_image *img, enum site_kind kind, uint64_t addr)
 	return lo < s->nr && s->v[lo] == addr;
 }
 
-bool is_jl_site(struct kmeta_image *img, uint64_t addr)
+const struct site_sets *sites_of(const struct verifier *v, bool new)
 {
-	return in_set(img, SITES_JL, addr);
-}
-
-bool is_table_site(struct kmeta_image *img, uint64_t addr)
-{
-	return in_set(img, SITES_ANY, addr);
+	return new ? &v->sets_b : &v->sets_a;
 }
 
 /* Index in img->funcs of the function containing addr, -1 if none */
@@ -301,8 +279,10 @@ const unsigned char *rela_bytes(struct kmeta_image *img, struct kmeta_sec *sec,
 	return img->map + sh.sh_offset;
 }
 
-static void verifier_free(struct verifier *v)
+void verifier_free(struct verifier *v)
 {
+	if (!v)
+		return;
 	for (size_t k = 0; k < v->nr_f; k++) {
 		free(v->f[k].map);
 		free(v->f[k].olen);
@@ -313,44 +293,65 @@ static void verifier_free(struct verifier *v)
 	free(v->ext);
 	free(v->orc_a);
 	free(v->orc_b);
-	for (int i = 0; i < 2; i++) {
-		for (int k = 0; k < SITES_NR; k++)
-			free(site_sets[i].kind[k].v);
-		site_sets[i] = (struct site_sets){ 0 };
-	}
+	free_sets(&v->sets_a);
+	free_sets(&v->sets_b);
 	kmeta_close(v->a);
 	kmeta_close(v->b);
+	free(v);
+}
+
+/*
+ * What the proof needs of the original alone: it depends on nothing the optimizer
+ * does, so kbolt optimize has it made while it works (another thread, other memory).
+ */
+struct verifier *verify_prepare(const char *orig)
+{
+	struct verifier *v = xcalloc(1, sizeof(*v));
+
+	v->a = kmeta_open(orig);
+	if (!v->a || kmeta_patch_sites(v->a, &v->sites_a, &v->nr_sites_a)) {
+		verifier_free(v);
+		return NULL;
+	}
+	v->orc_a_missing = kmeta_orc_read(v->a, &v->orc_a, &v->orc_ea, &v->nr_orc) != 0;
+	build_sets(&v->sets_a, v->a);
+	return v;
+}
+
+int verify_run(struct verifier *v, const char *new, const struct verify_report *rep)
+{
+	size_t nr_orc_b = 0;
+	int err;
+
+	v->b = kmeta_open(new);
+	if (!v->b || kmeta_patch_sites(v->b, &v->sites_b, &v->nr_sites_b)) {
+		verifier_free(v);
+		return 1;
+	}
+	if (v->orc_a_missing || kmeta_orc_read(v->b, &v->orc_b, &v->orc_eb, &nr_orc_b) ||
+	    nr_orc_b != v->nr_orc)
+		verify_fail(v, 0, "the ORC tables are missing or of different sizes");
+	build_sets(&v->sets_b, v->b);
+	find_rewritten(v);
+	verify_walk(v);
+	verify_branches(v);
+	verify_coverage(v);
+	verify_orc(v);
+	verify_tables(v);
+	verify_relocs(v);
+	if (v->errors > MAX_REPORTS)
+		pr_err(new, "verify: %zu more problems not shown", v->errors - MAX_REPORTS);
+	if (!rep->quiet || v->errors)
+		printf("%s: %zu rewritten functions, %zu instructions walked: %s\n",
+		       new, v->nr_f, v->walked, v->errors ? "FAILED" : "verified");
+	err = v->errors ? 1 : 0;
+	verifier_free(v);
+	return err;
 }
 
 int kbolt_verify(const char *orig, const char *new, const struct verify_report *rep)
 {
-	struct verifier v = { 0 };
-	size_t nr_orc_b = 0;
-	int err;
+	struct verifier *v = verify_prepare(orig);
 
-	v.a = kmeta_open(orig);
-	v.b = v.a ? kmeta_open(new) : NULL;
-	if (!v.b || kmeta_patch_sites(v.a, &v.sites_a, &v.nr_sites_a) ||
-	    kmeta_patch_sites(v.b, &v.sites_b, &v.nr_sites_b)) {
-		verifier_free(&v);
-		return 1;
-	}
-	if (kmeta_orc_read(v.a, &v.orc_a, &v.orc_ea, &v.nr_orc) ||
-	    kmeta_orc_read(v.b, &v.orc_b, &v.orc_eb, &nr_orc_b) || nr_orc_b != v.nr_orc)
-		verify_fail(&v, 0, "the ORC tables are missing or of different sizes");
-	find_rewritten(&v);
-	verify_walk(&v);
-	verify_branches(&v);
-	verify_coverage(&v);
-	verify_orc(&v);
-	verify_tables(&v);
-	verify_relocs(&v);
-	if (v.errors > MAX_REPORTS)
-		pr_err(new, "verify: %zu more problems not shown", v.errors - MAX_REPORTS);
-	if (!rep->quiet || v.errors)
-		printf("%s: %zu rewritten functions, %zu instructions walked: %s\n",
-		       new, v.nr_f, v.walked, v.errors ? "FAILED" : "verified");
-	err = v.errors ? 1 : 0;
-	verifier_free(&v);
-	return err;
+	return v ? verify_run(v, new, rep) : 1;
 }

@@ -14,4 +14,14 @@ struct verify_report {
  */
 int kbolt_verify(const char *orig, const char *new, const struct verify_report *rep);
 
+/*
+ * The same in two steps: what depends on orig alone (NULL after reporting an error),
+ * then the proof against new, which frees the verifier.  kbolt optimize prepares
+ * while it works.
+ */
+struct verifier;
+struct verifier *verify_prepare(const char *orig);
+int verify_run(struct verifier *v, const char *new, const struct verify_report *rep);
+void verifier_free(struct verifier *v);
+
 #endif

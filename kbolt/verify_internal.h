@@ -29,6 +29,17 @@ struct pair {
 	uint64_t old, new;
 };
 
+/* Sites of one kind in one image (verify.c) */
+enum site_kind { SITES_JL, SITES_ANY, SITES_WARN, SITES_NR };
+
+/* Sorted site addresses of each kind in one image */
+struct site_sets {
+	struct site_set {
+		uint64_t *v;
+		size_t nr, cap;
+	} kind[SITES_NR];
+};
+
 struct verifier {
 	struct kmeta_image *a, *b;	/* orig, new */
 	struct vfunc *f;
@@ -44,11 +55,10 @@ struct verifier {
 	uint64_t *orc_a, *orc_b;
 	const unsigned char *orc_ea, *orc_eb;
 	size_t nr_orc;
+	bool orc_a_missing;
+	struct site_sets sets_a, sets_b;
 	size_t walked;			/* instructions, for the summary */
 };
-
-/* Sites of one kind in one image (verify.c) */
-enum site_kind { SITES_JL, SITES_ANY, SITES_WARN, SITES_NR };
 
 /* verify.c: the model */
 void verify_fail(struct verifier *v, uint64_t addr, const char *fmt, ...)
@@ -61,9 +71,9 @@ bool vmap(struct verifier *v, uint64_t addr, uint64_t *out);
 bool vmap_place(struct verifier *v, uint64_t addr, uint64_t *out);
 bool same_state(const unsigned char *x, const unsigned char *y);
 const unsigned char *orc_state(struct verifier *v, bool new, uint64_t addr);
-bool in_set(struct kmeta_image *img, enum site_kind kind, uint64_t addr);
-bool is_jl_site(struct kmeta_image *img, uint64_t addr);
-bool is_table_site(struct kmeta_image *img, uint64_t addr);
+bool in_set(const struct site_sets *ss, enum site_kind kind, uint64_t addr);
+/* The site sets of the old image, or of the new one */
+const struct site_sets *sites_of(const struct verifier *v, bool new);
 /* The raw Elf64_Rela entries of a relocation section, in the file's image */
 const unsigned char *rela_bytes(struct kmeta_image *img, struct kmeta_sec *sec, uint64_t *size);
 /*

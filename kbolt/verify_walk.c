@@ -128,7 +128,7 @@ static uint64_t follow(struct verifier *v, struct kmeta_image *img, struct vfunc
 			return addr;
 		if (kmeta_insn_decode(img, addr, &in) || in.kind != KI_JMP ||
 		    in.target < f->sym->addr || in.target >= end || in.target == addr ||
-		    is_table_site(img, addr) ||
+		    in_set(sites_of(v, new), SITES_ANY, addr) ||
 		    (!new && kmeta_reloc_at(img, addr + in.rel_off, &r)))
 			return addr;
 		if (new)
@@ -219,8 +219,8 @@ static void step(struct verifier *v, struct vfunc *f, uint64_t o, uint64_t n)
 	f->olen[off] = i.len;
 	v->walked++;
 	mark_new(f, n, j.len);
-	if (is_jl_site(v->a, o)) {	/* nop or jmp, 2 or 5 bytes; its target from the table */
-		if (!is_jl_site(v->b, n) || (i.kind == KI_JMP) != (j.kind == KI_JMP))
+	if (in_set(&v->sets_a, SITES_JL, o)) {	/* nop or jmp, 2 or 5 bytes; target: table */
+		if (!in_set(&v->sets_b, SITES_JL, n) || (i.kind == KI_JMP) != (j.kind == KI_JMP))
 			verify_fail(v, o, "jump-label site differs");
 		else if (o + i.len < end)
 			walk_push(v, o + i.len, n + j.len);
@@ -242,7 +242,7 @@ static void step(struct verifier *v, struct vfunc *f, uint64_t o, uint64_t n)
 		verify_fail(v, o, "instruction differs from the old one");
 		return;
 	}
-	if (kmeta_insn_ends_flow(&i) && !in_set(v->a, SITES_WARN, o) && !(i.flags & KIF_INT))
+	if (kmeta_insn_ends_flow(&i) && !in_set(&v->sets_a, SITES_WARN, o) && !(i.flags & KIF_INT))
 		return;
 	if (o + i.len < end)
 		walk_push(v, o + i.len, n + j.len);

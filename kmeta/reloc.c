@@ -142,12 +142,12 @@ static uint64_t r_offset(const struct rela_lookup *l, size_t i)
 	return get_u64(l->e + (l->order ? l->order[i] : i) * RELA_SIZE);
 }
 
-static const struct rela_lookup *sort_lookup;
-
-static int cmp_by_offset(const void *a, const void *b)
+/* qsort_r(), not qsort(): kbolt reads two images in two threads */
+static int cmp_by_offset(const void *a, const void *b, void *arg)
 {
-	uint64_t x = get_u64(sort_lookup->e + *(const uint32_t *)a * (size_t)RELA_SIZE);
-	uint64_t y = get_u64(sort_lookup->e + *(const uint32_t *)b * (size_t)RELA_SIZE);
+	const struct rela_lookup *l = arg;
+	uint64_t x = get_u64(l->e + *(const uint32_t *)a * (size_t)RELA_SIZE);
+	uint64_t y = get_u64(l->e + *(const uint32_t *)b * (size_t)RELA_SIZE);
 
 	return x < y ? -1 : x > y;
 }
@@ -161,8 +161,7 @@ static void order_entries(struct rela_lookup *l)
 		l->order = xmalloc(l->nr * sizeof(*l->order));
 		for (size_t i = 0; i < l->nr; i++)
 			l->order[i] = i;
-		sort_lookup = l;
-		sort_array(l->order, l->nr, sizeof(*l->order), cmp_by_offset);
+		qsort_r(l->order, l->nr, sizeof(*l->order), cmp_by_offset, l);
 		return;
 	}
 }

@@ -12,7 +12,7 @@
 #include "util.h"
 
 const char *msg_tool = "kmeta";
-unsigned int nr_warnings;
+_Atomic unsigned int nr_warnings;
 bool msg_json;
 bool msg_quiet_warnings;
 

@@ -28,7 +28,7 @@ void grow_array(void **arr, size_t *cap, size_t need, size_t elem_size);
 
 /* Messages: "FILE: error: TOOL: text".  The tool name is set once by main(). */
 extern const char *msg_tool;
-extern unsigned int nr_warnings;
+extern _Atomic unsigned int nr_warnings;	/* kbolt warns from two threads */
 extern bool msg_json;		/* errors as JSON objects on stdout (-j) */
 extern bool msg_quiet_warnings;
 
