@@ -68,9 +68,11 @@ KMETA_BIN := $(OUT)/kmeta/kmeta
 MAN_PAGES := $(OUT)/man/kmeta.1 $(OUT)/man/kbolt.1
 
 QEMU_PLUGIN := $(OUT)/kbolt/kbolt-qemu-plugin.so
+EVAL_PLUGIN := $(OUT)/kbolt/kbolt-eval-plugin.so
 
-all: $(KMETA_BIN) $(KBOLT_BIN) $(QEMU_PLUGIN) \
-	$(if $(filter 0,$(SANITIZE)),kmeta/kmeta kbolt/kbolt kbolt/kbolt-qemu-plugin.so) man
+all: $(KMETA_BIN) $(KBOLT_BIN) $(QEMU_PLUGIN) $(EVAL_PLUGIN) \
+	$(if $(filter 0,$(SANITIZE)),kmeta/kmeta kbolt/kbolt kbolt/kbolt-qemu-plugin.so \
+		kbolt/kbolt-eval-plugin.so) man
 
 kmeta/kmeta: $(KMETA_BIN)
 	$(Q)ln -sf ../$(KMETA_BIN) $@
@@ -78,11 +80,14 @@ kmeta/kmeta: $(KMETA_BIN)
 kbolt/kbolt: $(KBOLT_BIN)
 	$(Q)ln -sf ../$(KBOLT_BIN) $@
 
-kbolt/kbolt-qemu-plugin.so: $(QEMU_PLUGIN)
-	$(Q)ln -sf ../$(QEMU_PLUGIN) $@
+kbolt/kbolt-%-plugin.so: $(OUT)/kbolt/kbolt-%-plugin.so
+	$(Q)ln -sf ../$< $@
+
+$(QEMU_PLUGIN): kbolt/record/qemu_plugin.c kbolt/record/plugin.h
+$(EVAL_PLUGIN): kbolt/record/eval_plugin.c kbolt/record/plugin.h kbolt/record/fetch_sim.h
 
 # Loaded by QEMU: plain C, no sanitizer runtime, no library but libc
-$(QEMU_PLUGIN): kbolt/record/qemu_plugin.c
+$(QEMU_PLUGIN) $(EVAL_PLUGIN):
 	$(quiet) CC $@
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter $(if $(filter 1,$(WERROR)),-Werror) \
@@ -136,7 +141,7 @@ install: all
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
-	rm -rf .build kmeta/kmeta kbolt/kbolt kbolt/kbolt-qemu-plugin.so
+	rm -rf .build kmeta/kmeta kbolt/kbolt kbolt/kbolt-qemu-plugin.so kbolt/kbolt-eval-plugin.so
 
 help:
 	@echo 'make [V=1] [SANITIZE=1] [WERROR=1]   build kmeta/kmeta'

@@ -16,7 +16,8 @@
 # QEMU plugin's profile kinds are the first of kbolt/profile.c's, and all are described
 # in profile-format.rst with the lines the plugin writes.  And for the boot lab: every
 # option of "scripts/vmtest --help", its usage lines, every message of scripts/vmtest and
-# of the plugin, every workload and each of its tests are in Documentation/lab.rst.
+# of the plugin, every workload and each of its tests are in Documentation/lab.rst; the
+# evaluation plugin's messages are in Documentation/evaluate.rst.
 #
 # Environment (besides lib.sh's): KMETA_HELP, KBOLT_HELP, files to use instead of
 # "$KMETA --help" and "$KBOLT --help"; KBOLT, the kbolt binary (default kbolt/kbolt).
@@ -33,6 +34,7 @@ format_rst=$top/Documentation/profile-format.rst
 lab_rst=$top/Documentation/lab.rst
 kbolt_sources=("$top"/kbolt/*.[ch])	# not kbolt/record/: the plugin runs inside QEMU
 plugin_source=$top/kbolt/record/qemu_plugin.c
+eval_rst=$top/Documentation/evaluate.rst
 
 # The checker.  Each subcommand prints one record per test: "ok|fail TAB description
 # [TAB diagnostic]".  Options, commands and tables come from the --help text; messages
@@ -764,7 +766,9 @@ expect_fail "a workload test missing from lab.rst fails" 'frobnication' lab \
 	"$vmtest_help" "$lab_rst" "$top/scripts/vmtest" "$tmp/frob.sh"
 run_checker "lab" lab "$vmtest_help" "$lab_rst" "$top/scripts/vmtest" "${workloads[@]}"
 run_checker "plugin messages" messages "$lab_rst" "$top" --funcs=qemu_plugin_outs \
-	"--section=Recording a profile" --min=4 "$plugin_source"
+	"--section=Recording a profile" --min=4 "$plugin_source" "$top/kbolt/record/plugin.h"
+run_checker "evaluation plugin messages" messages "$eval_rst" "$top" --funcs=qemu_plugin_outs \
+	"--section=The evaluation plugin" --min=1 "$top/kbolt/record/eval_plugin.c"
 
 # Rendering: kbolt.rst as the man page it is, the other two through docutils
 if command -v rst2man > /dev/null; then
@@ -785,7 +789,7 @@ else
 	skip "rst2man renders kbolt.rst without warnings" \
 		"rst2man is not installed (apt-get install python3-docutils)"
 fi
-for rst in "$format_rst" "$lab_rst"; do
+for rst in "$format_rst" "$lab_rst" "$eval_rst"; do
 	if command -v rst2pseudoxml > /dev/null; then
 		rst2pseudoxml --halt=warning --report=warning "$rst" > /dev/null 2> "$tmp/rst.err"
 		check_eq "docutils reads $(basename "$rst") without warnings" "" "$(cat "$tmp/rst.err")"

@@ -21,8 +21,8 @@
  * between TBs: a transfer a TB's last instruction cannot make is recorded as "int".  A
  * fault in the middle of a TB is attributed to the TB's last instruction, as "int".
  *
- * Written for QEMU 7.2's plugin API, version 1.  Debian ships no qemu-plugin.h, so the
- * few types and functions used are declared below, as that version defines them.
+ * The QEMU API declarations and the markers are in plugin.h, shared with the
+ * evaluation plugin.
  *
  * Arguments: out=FILE (required), buildid=HEX, release=STRING (copied into the header
  * so kbolt can refuse a profile of another kernel), boot=on (profile from the start),
@@ -33,46 +33,8 @@
  */
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-/* ---- QEMU 7.2 plugin API, version 1 (include/qemu/qemu-plugin.h) ---- */
-typedef uint64_t qemu_plugin_id_t;
-typedef struct {
-	const char *target_name;
-	struct { int min, cur; } version;
-	bool system_emulation;
-	union {
-		struct { int smp_vcpus, max_vcpus; } system;
-	};
-} qemu_info_t;
-struct qemu_plugin_tb;
-struct qemu_plugin_insn;
-enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_CB_R_REGS,
-			    QEMU_PLUGIN_CB_RW_REGS };
-typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
-typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
-typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
-void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
-void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin_vcpu_udata_cb_t cb,
-					  enum qemu_plugin_cb_flags flags, void *userdata);
-void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
-					    qemu_plugin_vcpu_udata_cb_t cb,
-					    enum qemu_plugin_cb_flags flags, void *userdata);
-void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
-size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
-struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
-const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
-size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
-uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
-void qemu_plugin_outs(const char *string);
-#define QEMU_PLUGIN_EXPORT __attribute__((visibility("default")))
-QEMU_PLUGIN_EXPORT int qemu_plugin_version = 1;
-/* ---- end of the QEMU API ---- */
+#include "plugin.h"
 
 /* x86-64 kernel addresses: the upper half */
 #define KERNEL_MIN 0xffff800000000000ULL
@@ -109,20 +71,6 @@ static const char *out_path, *build_id = "", *release = "";
 /* Interrupt and exception entry ranges, sorted (entries=FILE) */
 static struct { uint64_t start, end; } *entries;
 static size_t nr_entries;
-
-static const unsigned char start_marker[] = { 0x0f, 0x1f, 0x80, 'K', 'B', 'S', '1' };
-static const unsigned char stop_marker[] = { 0x0f, 0x1f, 0x80, 'K', 'B', 'S', '0' };
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n, size);
-
-	if (!p) {
-		fprintf(stderr, "kbolt plugin: out of memory\n");
-		abort();
-	}
-	return p;
-}
 
 static bool is_legacy_prefix(unsigned char b)
 {
@@ -315,21 +263,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		info->target = 0;
 	info->kernel = info->start >= KERNEL_MIN;
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS, info);
-	if (info->kernel)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-		const void *data = qemu_plugin_insn_data(insn);
-
-		if (qemu_plugin_insn_size(insn) != sizeof(start_marker))
-			continue;
-		if (!memcmp(data, start_marker, sizeof(start_marker)))
-			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker_exec,
-							       QEMU_PLUGIN_CB_NO_REGS, (void *)1);
-		else if (!memcmp(data, stop_marker, sizeof(stop_marker)))
-			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker_exec,
-							       QEMU_PLUGIN_CB_NO_REGS, NULL);
-	}
+	if (!info->kernel)
+		markers_register(tb, marker_exec);
 }
 
 static int cmp_edge(const void *a, const void *b)
@@ -433,31 +368,26 @@ static int read_entries(const char *path)
 	return 0;
 }
 
+/* The recorder's own arguments, for plugin_parse_args() */
+static int parse_arg(const char *arg)
+{
+	if (!strncmp(arg, "buildid=", 8))
+		build_id = arg + 8;
+	else if (!strncmp(arg, "release=", 8))
+		release = arg + 8;
+	else if (!strncmp(arg, "entries=", 8))
+		return read_entries(arg + 8);
+	else
+		return 1;
+	return 0;
+}
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 					   int argc, char **argv)
 {
-	for (int i = 0; i < argc; i++) {
-		if (!strncmp(argv[i], "out=", 4))
-			out_path = argv[i] + 4;
-		else if (!strncmp(argv[i], "buildid=", 8))
-			build_id = argv[i] + 8;
-		else if (!strncmp(argv[i], "release=", 8))
-			release = argv[i] + 8;
-		else if (!strncmp(argv[i], "entries=", 8)) {
-			if (read_entries(argv[i] + 8))
-				return -1;
-		} else if (!strcmp(argv[i], "boot=on"))
-			active = true;
-		else if (strcmp(argv[i], "boot=off")) {
-			fprintf(stderr, "kbolt plugin: unknown argument '%s'\n", argv[i]);
-			return -1;
-		}
-	}
-	if (!out_path || !info->system_emulation) {
-		fprintf(stderr, "kbolt plugin: needs out=FILE and system emulation\n");
+	nr_vcpus = plugin_parse_args(info, argc, argv, &out_path, &active, parse_arg);
+	if (nr_vcpus < 0)
 		return -1;
-	}
-	nr_vcpus = info->system.max_vcpus > 0 ? info->system.max_vcpus : 1;
 	vcpus = xcalloc(nr_vcpus, sizeof(*vcpus));
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, write_profile, NULL);

@@ -5,31 +5,13 @@
  * instruction decoder, and the patch-site ranges.  Paths come from the environment
  * (VMLINUX_61, VMLINUX_612); a missing kernel is a skip.  TAP output.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../kmeta/kmeta.h"
 #include "../../kmeta/table.h"
-
-static int nr_pass, nr_fail, nr_skip, nr_tests;
-
-static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++nr_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (cond)
-		nr_pass++;
-	else
-		nr_fail++;
-}
+#include "tap.h"
 
 static void test_symbols(struct kmeta_image *img, const char *label, bool want_cold)
 {
@@ -173,8 +155,11 @@ static void run(const char *label, const char *env, int alt_size, const char *or
 	struct kmeta_image *img;
 
 	if (!path || !*path) {
-		printf("ok %d - %s kernel # SKIP %s not set\n", ++nr_tests, label, env);
-		nr_skip++;
+		char what[64], why[64];
+
+		snprintf(what, sizeof(what), "%s kernel", label);
+		snprintf(why, sizeof(why), "%s not set", env);
+		skip(what, why);
 		return;
 	}
 	img = kmeta_open(path);
@@ -193,9 +178,5 @@ int main(void)
 {
 	run("6.1", "VMLINUX_61", 12, "end");
 	run("6.12", "VMLINUX_612", 14, "signal");
-	if (nr_skip)
-		printf("%d passed, %d failed, %d skipped\n", nr_pass, nr_fail, nr_skip);
-	else
-		printf("%d passed, %d failed\n", nr_pass, nr_fail);
-	return nr_fail != 0;
+	return tap_done();
 }

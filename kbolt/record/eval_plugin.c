@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbolt's evaluation plugin for QEMU TCG: the kernel's instruction fetch, simulated
+ * through an L1i and an iTLB (fetch_sim.h) while a workload runs, to compare the code
+ * layouts of kernels built from the same source (Documentation/evaluate.rst).
+ *
+ * Only kernel instructions are simulated (addresses from 0xffffffff80000000: the
+ * kernel image and modules), and only between the workload markers the lab executes
+ * (plugin.h), or from the start with boot=on.  User code shares the real caches but is
+ * the same program whatever the kernel's layout: leaving it out measures what a layout
+ * changes.  The caches start empty at the start marker.
+ *
+ * Speed: an exec callback per instruction would slow TCG several times, so the work
+ * is done once per translation: each kernel TB gets the list of the cache lines and of
+ * the pages its instructions touch, in fetch order, repeats of the line or page just
+ * fetched left out (a repeat is a hit that leaves the LRU order as it is: leaving it
+ * out changes no figure), and one exec callback replays the list.  A TB left early, by
+ * an exception or a fault in its middle, is still counted whole: the instructions and
+ * lines after the faulting one are counted though they did not run.  TCG takes
+ * interrupts only between TBs, so they do not cut a TB short; faults in kernel code are
+ * rare (exception-table fixups, page faults on vmalloc'd module text), and the error is
+ * the same for every layout.
+ *
+ * Per vCPU: one fetch model each (a core has its own L1i and iTLB), figures summed at
+ * exit.  Distinct lines and pages are counted in bitmaps over the upper 2 GiB.
+ *
+ * Arguments: out=FILE (required), boot=on (from the start of the boot, not the markers).
+ * Output: "key value" lines, Documentation/evaluate.rst; written at QEMU's exit.
+ */
+#include <inttypes.h>
+
+#include "plugin.h"
+#include "fetch_sim.h"
+
+/* The simulated range: the kernel image and modules, the upper 2 GiB */
+#define EVAL_MIN	0xffffffff80000000ULL
+#define NR_LINES	((0 - EVAL_MIN) >> FETCH_LINE_SHIFT)
+#define NR_PAGES	((0 - EVAL_MIN) >> FETCH_PAGE_SHIFT)
+
+/* Per kernel TB: its instruction count and the lines, then the pages, it fetches */
+struct tb_fetch {
+	uint32_t nr_insns;
+	uint16_t nr_lines, nr_pages;
+	uint64_t nums[];	/* nr_lines line numbers, then nr_pages page numbers */
+};
+
+struct vcpu {
+	struct fetch_sim sim;
+} __attribute__((aligned(64)));
+
+static struct vcpu *vcpus;
+static int nr_vcpus;
+static volatile bool active;
+static const char *out_path;
+static uint64_t *line_map, *page_map;	/* bit set: touched while active */
+
+static void mark(uint64_t *map, uint64_t idx)
+{
+	uint64_t bit = 1ULL << (idx % 64);
+
+	/* vCPUs run in threads of their own: set the bit atomically, test it first */
+	if (!(__atomic_load_n(&map[idx / 64], __ATOMIC_RELAXED) & bit))
+		__atomic_fetch_or(&map[idx / 64], bit, __ATOMIC_RELAXED);
+}
+
+static void tb_exec(unsigned int cpu, void *udata)
+{
+	const struct tb_fetch *tf = udata;
+	struct fetch_sim *sim = &vcpus[cpu < (unsigned int)nr_vcpus ? cpu : 0].sim;
+	const uint64_t *page = tf->nums + tf->nr_lines;
+
+	if (!active)
+		return;
+	for (unsigned int i = 0; i < tf->nr_lines; i++) {
+		fetch_sim_line(sim, tf->nums[i]);
+		mark(line_map, tf->nums[i] - (EVAL_MIN >> FETCH_LINE_SHIFT));
+	}
+	for (unsigned int i = 0; i < tf->nr_pages; i++) {
+		fetch_sim_page(sim, page[i]);
+		mark(page_map, page[i] - (EVAL_MIN >> FETCH_PAGE_SHIFT));
+	}
+	sim->nr_insns += tf->nr_insns;
+}
+
+static void marker_exec(unsigned int cpu, void *udata)
+{
+	active = udata != NULL;
+}
+
+/* Append num to the list of n unless it repeats the last one; the new count */
+static uint16_t add_num(uint64_t *list, uint16_t n, uint64_t num)
+{
+	if (n && list[n - 1] == num)
+		return n;
+	list[n] = num;
+	return n + 1;
+}
+
+static struct tb_fetch *tb_fetch_new(struct qemu_plugin_tb *tb, size_t n)
+{
+	/* at most two lines and two pages per instruction (x86: at most 15 bytes) */
+	uint64_t *lines = xcalloc(2 * n, sizeof(*lines)), *pages = xcalloc(2 * n, sizeof(*pages));
+	uint16_t nr_lines = 0, nr_pages = 0;
+	struct tb_fetch *tf;
+
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		uint64_t addr = qemu_plugin_insn_vaddr(insn);
+		uint64_t last = addr + qemu_plugin_insn_size(insn) - 1;
+
+		nr_lines = add_num(lines, nr_lines, addr >> FETCH_LINE_SHIFT);
+		nr_lines = add_num(lines, nr_lines, last >> FETCH_LINE_SHIFT);
+		nr_pages = add_num(pages, nr_pages, addr >> FETCH_PAGE_SHIFT);
+		nr_pages = add_num(pages, nr_pages, last >> FETCH_PAGE_SHIFT);
+	}
+	tf = xcalloc(1, sizeof(*tf) + (nr_lines + nr_pages) * sizeof(uint64_t));
+	tf->nr_insns = n;
+	tf->nr_lines = nr_lines;
+	tf->nr_pages = nr_pages;
+	memcpy(tf->nums, lines, nr_lines * sizeof(uint64_t));
+	memcpy(tf->nums + nr_lines, pages, nr_pages * sizeof(uint64_t));
+	free(lines);
+	free(pages);
+	return tf;
+}
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+
+	if (!n)
+		return;
+	if (qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0)) < EVAL_MIN) {
+		markers_register(tb, marker_exec);
+		return;
+	}
+	/* one per translation: QEMU keeps no plugin data we could free with it */
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
+					     tb_fetch_new(tb, n));
+}
+
+static uint64_t count_bits(const uint64_t *map, uint64_t nr_bits)
+{
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < nr_bits / 64; i++)
+		n += __builtin_popcountll(map[i]);
+	return n;
+}
+
+static double per_kilo(uint64_t misses, uint64_t insns)
+{
+	return insns ? 1000.0 * misses / insns : 0;
+}
+
+static void write_figures(qemu_plugin_id_t id, void *udata)
+{
+	char *tmp = xcalloc(1, strlen(out_path) + 8);
+	struct fetch_sim sum = { 0 };
+	FILE *f;
+
+	for (int c = 0; c < nr_vcpus; c++) {
+		sum.nr_insns += vcpus[c].sim.nr_insns;
+		sum.l1i_misses += vcpus[c].sim.l1i_misses;
+		sum.itlb_misses += vcpus[c].sim.itlb_misses;
+	}
+	sprintf(tmp, "%s.tmp", out_path);
+	f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "kbolt plugin: %s: cannot write the figures\n", tmp);
+		free(tmp);
+		return;
+	}
+	fprintf(f, "# kbolt-eval: kernel instruction fetch through a simulated L1i and iTLB\n");
+	fprintf(f, "kbolt-eval 1\nl1i %d %d %d\nitlb %d %d\nvcpus %d\n",
+		L1I_SETS * L1I_WAYS << FETCH_LINE_SHIFT, L1I_WAYS, 1 << FETCH_LINE_SHIFT,
+		ITLB_ENTRIES, 1 << FETCH_PAGE_SHIFT, nr_vcpus);
+	fprintf(f, "insns %" PRIu64 "\nl1i-misses %" PRIu64 "\nitlb-misses %" PRIu64 "\n",
+		sum.nr_insns, sum.l1i_misses, sum.itlb_misses);
+	fprintf(f, "l1i-mpki %.4f\nitlb-mpki %.4f\n", per_kilo(sum.l1i_misses, sum.nr_insns),
+		per_kilo(sum.itlb_misses, sum.nr_insns));
+	fprintf(f, "lines %" PRIu64 "\npages %" PRIu64 "\n", count_bits(line_map, NR_LINES),
+		count_bits(page_map, NR_PAGES));
+	/* rename only complete figures into place */
+	if (fclose(f) == 0)
+		rename(tmp, out_path);
+	free(tmp);
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	nr_vcpus = plugin_parse_args(info, argc, argv, &out_path, &active, NULL);
+	if (nr_vcpus < 0)
+		return -1;
+	vcpus = xcalloc(nr_vcpus, sizeof(*vcpus));
+	line_map = xcalloc(NR_LINES / 64, sizeof(*line_map));
+	page_map = xcalloc(NR_PAGES / 64, sizeof(*page_map));
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	qemu_plugin_register_atexit_cb(id, write_figures, NULL);
+	return 0;
+}
