@@ -348,6 +348,8 @@ int kbolt_verify(const char *orig, const char *new, const struct verify_report *
 		printf("%s: %zu rewritten functions, %zu instructions walked: %s\n",
 		       new, v.nr_f, v.walked, v.errors ? "FAILED" : "verified");
 	err = v.errors ? 1 : 0;
+	if (!err && rep->verified)
+		rep->verified(&v, rep->arg);
 	verifier_free(&v);
 	return err;
 }

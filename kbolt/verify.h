@@ -4,8 +4,16 @@
 
 #include <stdbool.h>
 
+struct verifier;
+
 struct verify_report {
 	bool quiet;	/* print nothing when the output verifies */
+	/*
+	 * Called when new verifies, before the verifier is freed: its vmap() and
+	 * vmap_place() (verify_internal.h) then map every old address (heatmap.c).
+	 */
+	void (*verified)(struct verifier *v, void *arg);
+	void *arg;
 };
 
 /*
