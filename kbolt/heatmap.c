@@ -264,9 +264,8 @@ static void print_footprint(const struct heatmap *h, const struct heatmap_option
 
 	if (!o->json) {
 		for (int k = 0; k < h->nr_panels; k++)
-			printf("%-7s %zu lines of 64 bytes, %zu pages of 4 KiB touched by executed "
-			       "code (%s)\n", panel_name[k], h->fp[k].lines, h->fp[k].pages,
-			       h->path[k]);
+			printf("footprint %s: %zu lines of 64 bytes, %zu pages of 4 KiB (%s)\n",
+			       panel_name[k], h->fp[k].lines, h->fp[k].pages, h->path[k]);
 		return;
 	}
 	json_init(&j, stdout, o->pretty);
@@ -540,7 +539,8 @@ static bool is_png(const char *path)
 /* Through a temporary file next to out, renamed when complete: a failure leaves nothing */
 static int draw(const struct heatmap *h, const char *out)
 {
-	char *dir_copy = xstrdup(out), *tmp = xasprintf("%s/.kbolt-XXXXXX", dirname(dir_copy));
+	char *dir_copy = xstrdup(out), *dir = dirname(dir_copy);
+	char *tmp = xasprintf("%s/.kbolt-XXXXXX", dir);
 	mode_t mask = umask(0);
 	int fd = mkstemp(tmp), err = 0;
 	FILE *f;
@@ -548,7 +548,7 @@ static int draw(const struct heatmap *h, const char *out)
 	umask(mask);
 	if (fd < 0 || fchmod(fd, 0666 & ~mask) || !(f = fdopen(fd, "w"))) {
 		err = -errno;
-		pr_err(out, "cannot create a temporary file in its directory: %s", strerror(errno));
+		pr_err(out, "cannot create a file in %s: %s", dir, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 	} else {
