@@ -77,22 +77,56 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The grid spans the executable sections: code outside them never runs from the file */
-static int init_grid(struct heatmap *h, struct kmeta_image *img)
+/* The executable sections of img, in address order */
+static struct span *text_spans(struct kmeta_image *img, size_t *nr)
 {
+	struct span *text = NULL;
+
+	*nr = 0;
 	for (size_t i = 1; i < img->nr_secs; i++) {
 		const struct kmeta_sec *s = &img->secs[i];
 
 		if (!(s->flags & SHF_ALLOC) || !(s->flags & SHF_EXECINSTR) || !s->size)
 			continue;
-		h->text = xrealloc(h->text, (h->nr_text + 1) * sizeof(*h->text));
-		h->text[h->nr_text++] = (struct span){ s->addr, s->addr + s->size };
+		text = xrealloc(text, (*nr + 1) * sizeof(*text));
+		text[(*nr)++] = (struct span){ s->addr, s->addr + s->size };
 	}
+	sort_array(text, *nr, sizeof(*text), cmp_u64);	/* by start */
+	return text;
+}
+
+/*
+ * kbolt rewrites in place: its output has the executable sections of its input.  Else
+ * OUT is no output of VMLINUX, and verify would report every difference, not one line.
+ */
+static int check_optimized(const struct heatmap *h, const char *optimized)
+{
+	struct kmeta_image *img = kmeta_open(optimized);
+	struct span *text;
+	size_t nr;
+	int err = -EINVAL;
+
+	if (!img)
+		return -EINVAL;
+	text = text_spans(img, &nr);
+	if (nr == h->nr_text && !memcmp(text, h->text, nr * sizeof(*text)))
+		err = 0;
+	else
+		pr_err(optimized, "not an output of kbolt optimize for %s: their executable "
+		       "sections differ", h->path[BEFORE]);
+	free(text);
+	kmeta_close(img);
+	return err;
+}
+
+/* The grid spans the executable sections: code outside them never runs from the file */
+static int init_grid(struct heatmap *h, struct kmeta_image *img)
+{
+	h->text = text_spans(img, &h->nr_text);
 	if (!h->nr_text) {
 		pr_err(img->path, "no executable section");
 		return -EINVAL;
 	}
-	sort_array(h->text, h->nr_text, sizeof(*h->text), cmp_u64);	/* by start */
 	h->base = h->text[0].start & ~((1ULL << ROW_SHIFT) - 1);
 	for (size_t i = 0; i < h->nr_text; i++) {
 		size_t rows = ((h->text[i].end - 1 - h->base) >> ROW_SHIFT) + 1;
@@ -601,6 +635,8 @@ int kbolt_heatmap(const char *vmlinux, const char *profile, const char *out,
 		err = read_inputs(&h, vmlinux, profile, o->force);
 	if (!err)
 		add_ranges(&h);
+	if (!err && o->optimized)
+		err = check_optimized(&h, o->optimized);
 	if (!err && o->optimized && kbolt_verify(vmlinux, o->optimized, &rep))
 		err = -EINVAL;
 	if (!err) {
