@@ -23,13 +23,14 @@ quiet = @printf '  %-4s %s\n'
 endif
 
 # Every library through pkg-config; a missing one stops the build with the package name.
-PKGS := libelf capstone libbpf libkmod liblzma libzstd
+PKGS := libelf capstone libbpf libkmod liblzma libzstd zlib
 deb_libelf := libelf-dev
 deb_capstone := libcapstone-dev
 deb_libbpf := libbpf-dev
 deb_libkmod := libkmod-dev
 deb_liblzma := liblzma-dev
 deb_libzstd := libzstd-dev
+deb_zlib := zlib1g-dev
 ifeq ($(filter clean help,$(MAKECMDGOALS)),)
 $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) && echo y),,\
   $(error $(p) not found by pkg-config: install Debian's $(deb_$(p)) (scripts/install-deps does))))
@@ -61,6 +62,8 @@ KBOLT_SRCS := $(addprefix kbolt/, main.c profile.c prof_kbolt.c check_profile.c 
 # the optimizer's stages, in pipeline order (kbolt/opt.h)
 KBOLT_SRCS += $(addprefix kbolt/, optimize.c decode.c refs.c cfg.c prof_map.c layout.c emit.c \
 	orc_gen.c rewrite.c output.c verify.c verify_walk.c verify_meta.c)
+# reports drawn from a profile (heatmap) and counted from a layout (dyno)
+KBOLT_SRCS += $(addprefix kbolt/, heatmap.c heatmap_png.c dyno.c)
 
 KMETA_LIB := $(OUT)/libkmeta.a
 KBOLT_BIN := $(OUT)/kbolt/kbolt
@@ -108,7 +111,7 @@ $(KMETA_BIN): $(KMETA_SRCS:%.c=$(OUT)/%.o) $(KMETA_LIB)
 
 $(KBOLT_BIN): $(KBOLT_SRCS:%.c=$(OUT)/%.o) $(KMETA_LIB)
 	$(quiet) LINK $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 man: $(MAN_PAGES)
 

@@ -4,7 +4,7 @@
  * (verify.c), check-profile, which validates a profile against the kernel it claims to
  * describe, and profile-to-bolt, which writes a profile for llvm-bolt.  Options are
  * validated in one place (each command says which it takes) and commands accept unique
- * prefixes, as in kmeta.
+ * prefixes, as in kmeta.  heatmap (heatmap.c) draws where the profile's code lies.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +18,7 @@
 #include "../kmeta/kmeta.h"
 #include "../kmeta/util.h"
 #include "check_profile.h"
+#include "heatmap.h"
 #include "optimize.h"
 #include "profile.h"
 #include "profile_match.h"
@@ -28,6 +29,7 @@ struct kbolt_opts {
 	const char *output;	/* -o */
 	bool stats, layout_set, seed_set;
 	struct opt_options opt;
+	const char *optimized;	/* heatmap --optimized */
 	char **args;
 	int nr_args;
 };
@@ -43,21 +45,24 @@ static void usage(FILE *f)
 		"  verify ORIG NEW                 prove that NEW is ORIG with blocks moved inside functions\n"
 		"  check-profile VMLINUX PROFILE   check every recorded edge against the kernel's code\n"
 		"  profile-to-bolt -o OUT PROFILE  write PROFILE in BOLT's format (perf2bolt -pa)\n"
+		"  heatmap VMLINUX PROFILE -o FILE draw where executed code lies (FILE.svg, FILE.png)\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json     JSON output\n"
 		"  -p, --pretty   indented JSON output (implies -j)\n"
 		"  -f, --force    use a profile whose build-id is not the kernel's, or whose\n"
 		"                 addresses miss its instructions\n"
-		"  -o, --output FILE  optimize, profile-to-bolt: the file to write\n"
+		"  -o, --output FILE  optimize, profile-to-bolt, heatmap: the file to write\n"
 		"      --profile FILE     optimize: lay the functions out by this profile\n"
 		"      --layout profile|random  optimize: by the profile (the default with\n"
 		"                         --profile), or a seeded random order (a test)\n"
 		"      --seed N           optimize: the seed of --layout random (default 0)\n"
 		"      --funcs GLOB       optimize: rewrite only functions matching GLOB (repeatable)\n"
 		"      --skip-funcs GLOB  optimize: never rewrite functions matching GLOB (repeatable)\n"
-		"      --stats            optimize: print what was rewritten, and why not\n"
+		"      --stats            optimize: print what was rewritten, and why not, and\n"
+		"                         with --profile the executed branches before and after\n"
 		"      --strip-debug      optimize: leave the DWARF (.debug_*) out of OUT\n"
+		"      --optimized OUT    heatmap: a second panel, the same code in kbolt's OUT\n"
 		"  -h, --help     this help\n"
 		"  -V, --version  print the version\n"
 		"\n"
@@ -181,6 +186,18 @@ static int cmd_optimize(struct kbolt_opts *o)
 	return kbolt_optimize(o->args[0], o->output, &o->opt, &rep);
 }
 
+static int cmd_heatmap(struct kbolt_opts *o)
+{
+	struct heatmap_options ho = { o->optimized, o->force, o->json, o->pretty };
+	size_t n = strlen(o->output);
+
+	if (n < 4 || (strcasecmp(o->output + n - 4, ".svg") && strcasecmp(o->output + n - 4, ".png"))) {
+		pr_err(NULL, "heatmap: -o FILE must end in .svg or .png, the format to write");
+		return 2;
+	}
+	return kbolt_heatmap(o->args[0], o->args[1], o->output, &ho);
+}
+
 static int cmd_verify(struct kbolt_opts *o)
 {
 	return kbolt_verify(o->args[0], o->args[1], &(struct verify_report){ .quiet = false });
@@ -218,12 +235,14 @@ static void add_glob(const char ***v, size_t *nr, const char *glob)
 }
 
 enum { OPT_PROFILE = 256, OPT_LAYOUT, OPT_SEED, OPT_FUNCS, OPT_SKIP_FUNCS, OPT_STATS,
-       OPT_STRIP_DEBUG };
+       OPT_STRIP_DEBUG, OPT_OPTIMIZED };
 
 /* Which options a command takes: a bit per option */
 enum {
 	TAKES_JSON = 1 << 0, TAKES_FORCE = 1 << 1, TAKES_OUTPUT = 1 << 2,
 	TAKES_OPTIMIZE = 1 << 3,	/* --profile --layout --seed --funcs --skip-funcs --stats */
+	TAKES_OPTIMIZED = 1 << 4,	/* --optimized */
+	TAKES_LAST = TAKES_OPTIMIZED
 };
 
 static const struct {
@@ -243,6 +262,8 @@ static const struct {
 	  "[--stats] [-j]", true,
 	  TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZE },
 	{ "verify", cmd_verify, 2, "verify ORIG NEW", false, 0 },
+	{ "heatmap", cmd_heatmap, 2, "heatmap [-j|-p] [-f] VMLINUX PROFILE [--optimized OUT] "
+	  "-o FILE.svg|FILE.png", true, TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZED },
 };
 
 /* The option of a TAKES_ bit, for messages */
@@ -252,6 +273,7 @@ static const char *option_name(unsigned int bit)
 	case TAKES_JSON:	return "-j/--json";
 	case TAKES_FORCE:	return "-f/--force";
 	case TAKES_OUTPUT:	return "-o/--output";
+	case TAKES_OPTIMIZED:	return "--optimized";
 	default:		return "--profile, --layout, --seed, --funcs, --skip-funcs, --strip-debug "
 				       "or --stats";
 	}
@@ -271,6 +293,7 @@ int main(int argc, char **argv)
 		{ "skip-funcs", required_argument, NULL, OPT_SKIP_FUNCS },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "strip-debug", no_argument, NULL, OPT_STRIP_DEBUG },
+		{ "optimized", required_argument, NULL, OPT_OPTIMIZED },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -283,7 +306,7 @@ int main(int argc, char **argv)
 	msg_tool = "kbolt";
 	opterr = 0;	/* our own messages, in the tool's format */
 	while ((c = getopt_long(argc, argv, ":jpfo:hV", longopts, NULL)) != -1) {
-		if (c >= OPT_PROFILE)
+		if (c >= OPT_PROFILE && c <= OPT_STRIP_DEBUG)
 			given |= TAKES_OPTIMIZE;
 		switch (c) {
 		case 'p': o.pretty = true; /* fall through */
@@ -297,6 +320,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_STATS: o.stats = true; break;
 		case OPT_STRIP_DEBUG: o.opt.strip_debug = true; break;
+		case OPT_OPTIMIZED: o.optimized = optarg; given |= TAKES_OPTIMIZED; break;
 		case OPT_LAYOUT:
 			if (parse_layout(&o, optarg)) {
 				pr_err(NULL, "--layout takes profile or random, not '%s'", optarg);
@@ -327,7 +351,7 @@ int main(int argc, char **argv)
 	found = find_cmd_by_prefix(argv[optind], cmds, ARRAY_SIZE(cmds), sizeof(cmds[0]));
 	if (found < 0)
 		return 2;
-	for (unsigned int bit = 1; bit <= TAKES_OPTIMIZE; bit <<= 1) {
+	for (unsigned int bit = 1; bit <= TAKES_LAST; bit <<= 1) {
 		if ((given & bit) && !(cmds[found].takes & bit)) {
 			pr_err(NULL, "%s does not apply to %s", option_name(bit), cmds[found].name);
 			return 2;

@@ -31,6 +31,7 @@
 
 #include "../kmeta/json.h"
 #include "../kmeta/util.h"
+#include "dyno.h"
 #include "opt.h"
 #include "optimize.h"
 #include "output.h"
@@ -46,6 +47,7 @@ struct opt_stats {
 	uint64_t moved_weight, unchanged_weight, total_weight;
 	size_t added_jmps, elided_jmps, inverted, widened_jl;
 	size_t orc_entries;
+	struct dyno_stats dyno;	/* with a profile */
 };
 
 static int open_inputs(struct opt *opt, const char *in)
@@ -153,6 +155,7 @@ static void gather_stats(struct opt *opt, struct opt_stats *s)
 			s->skip_weight[f->skip] += f->weight;
 		}
 	}
+	dyno_gather(opt, &s->dyno);
 }
 
 static double pct(uint64_t part, uint64_t whole)
@@ -187,6 +190,8 @@ static void print_stats_text(const struct opt_stats *s, bool have_profile)
 	printf("branches: %zu jmps added, %zu jmps removed, %zu jccs inverted, %zu jump-label "
 	       "sites widened to 5 bytes\n", s->added_jmps, s->elided_jmps, s->inverted,
 	       s->widened_jl);
+	if (have_profile)
+		dyno_print_text(&s->dyno);
 }
 
 static void print_stats_json(const struct opt_stats *s, bool pretty)
@@ -235,6 +240,10 @@ static void print_stats_json(const struct opt_stats *s, bool pretty)
 	json_u64(&j, s->inverted);
 	json_key(&j, "jump_labels_widened");
 	json_u64(&j, s->widened_jl);
+	if (s->total_weight) {
+		json_key(&j, "dyno_stats");
+		dyno_print_json(&s->dyno, &j);
+	}
 	json_obj_close(&j);
 	json_end(&j);
 }

@@ -345,6 +345,8 @@ int verify_run(struct verifier *v, const char *new, const struct verify_report *
 		printf("%s: %zu rewritten functions, %zu instructions walked: %s\n",
 		       new, v->nr_f, v->walked, v->errors ? "FAILED" : "verified");
 	err = v->errors ? 1 : 0;
+	if (!err && rep->verified)
+		rep->verified(v, rep->arg);
 	verifier_free(v);
 	return err;
 }

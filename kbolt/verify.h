@@ -4,8 +4,16 @@
 
 #include <stdbool.h>
 
+struct verifier;
+
 struct verify_report {
 	bool quiet;	/* print nothing when the output verifies */
+	/*
+	 * Called when new verifies, before the verifier is freed: its vmap() and
+	 * vmap_place() (verify_internal.h) then map every old address (heatmap.c).
+	 */
+	void (*verified)(struct verifier *v, void *arg);
+	void *arg;
 };
 
 /*
@@ -19,7 +27,6 @@ int kbolt_verify(const char *orig, const char *new, const struct verify_report *
  * then the proof against new, which frees the verifier.  kbolt optimize prepares
  * while it works.
  */
-struct verifier;
 struct verifier *verify_prepare(const char *orig);
 int verify_run(struct verifier *v, const char *new, const struct verify_report *rep);
 void verifier_free(struct verifier *v);
