@@ -63,7 +63,7 @@ KBOLT_SRCS := $(addprefix kbolt/, main.c profile.c prof_kbolt.c check_profile.c 
 KBOLT_SRCS += $(addprefix kbolt/, optimize.c decode.c refs.c cfg.c prof_map.c layout.c emit.c \
 	orc_gen.c rewrite.c output.c verify.c verify_walk.c verify_meta.c)
 # reports drawn from a profile (heatmap) and counted from a layout (dyno)
-KBOLT_SRCS += $(addprefix kbolt/, heatmap.c heatmap_png.c dyno.c)
+KBOLT_SRCS += $(addprefix kbolt/, heatmap.c heatmap_png.c dyno.c ext_tsp.c)
 
 KMETA_LIB := $(OUT)/libkmeta.a
 KBOLT_BIN := $(OUT)/kbolt/kbolt

@@ -16,34 +16,11 @@
 #include "../kmeta/util.h"
 #include "dyno.h"
 
-/*
- * Executions leaving each block into the next one in the old code.  kbolt's recorder
- * writes fall-through records at jccs only: a block without a branch of ours that
- * falls into a branch target has no record, so its executions are what entered it,
- * by the records and by falling from the block before.  BOLT's ranges do cross such
- * boundaries (w_fall is then set and already counted in the next block's count).
- */
-static uint64_t *fall_weights(const struct func *f)
-{
-	uint64_t *w = xcalloc(f->nr_bbs, sizeof(*w)), in = 0;
-
-	for (uint32_t b = 0; b < f->nr_bbs; b++) {
-		const struct bb *bb = &f->bbs[b];
-		uint64_t exec = bb->count + in;
-
-		w[b] = bb->w_fall;
-		if (bb->term == TERM_NONE && bb->fall >= 0 && !bb->w_fall)
-			w[b] = exec;
-		in = bb->term == TERM_NONE && bb->fall == (int32_t)b + 1 && !bb->w_fall ? w[b] : 0;
-	}
-	return w;
-}
-
 /* Block b, followed in the new layout by next (-1: nothing), or at its old place (old) */
-static void count_block(const struct func *f, uint32_t b, long next, bool old, uint64_t fall_w,
-			uint64_t *v)
+static void count_block(const struct func *f, uint32_t b, long next, bool old, uint64_t *v)
 {
 	const struct bb *bb = &f->bbs[b];
+	uint64_t fall_w = bb->w_fall;	/* apply_profile() carried blocks without a branch */
 
 	switch (bb->term) {
 	case TERM_JCC:
@@ -55,7 +32,6 @@ static void count_block(const struct func *f, uint32_t b, long next, bool old, u
 		}
 		v[DYNO_TAKEN_JCC] += bb->w_taken;
 		v[DYNO_NOT_TAKEN_JCC] += bb->w_fall;
-		fall_w = bb->w_fall;
 		break;
 	case TERM_JMP:
 		v[!old && next == bb->taken ? DYNO_FALL : DYNO_JMP] += bb->w_taken;
@@ -65,9 +41,30 @@ static void count_block(const struct func *f, uint32_t b, long next, bool old, u
 		v[old || next == bb->fall ? DYNO_FALL : DYNO_JMP] += fall_w;
 }
 
+/* The old order of f's emitted blocks */
+static uint32_t old_order(const struct func *f, uint32_t *order)
+{
+	uint32_t nr = 0;
+
+	for (uint32_t b = 0; b < f->nr_bbs; b++)
+		if (!f->bbs[b].drop)
+			order[nr++] = b;
+	return nr;
+}
+
+static void score_func(const struct func *f, struct dyno_stats *d)
+{
+	uint32_t *order = xmalloc(f->nr_bbs * sizeof(*order)), nr = old_order(f, order);
+	double before = ext_tsp_score(f, order, nr);
+
+	d->ext_tsp[DYNO_BEFORE] += before;
+	d->ext_tsp[DYNO_AFTER] += f->moved ? ext_tsp_score(f, f->order, f->nr_order) : before;
+	d->greedy_fallback += f->moved && f->greedy_fallback;
+	free(order);
+}
+
 static void count_func(const struct func *f, struct dyno_stats *d)
 {
-	uint64_t *fall_w = fall_weights(f);
 	long *next = NULL;
 
 	if (f->moved) {
@@ -80,14 +77,13 @@ static void count_func(const struct func *f, struct dyno_stats *d)
 	for (uint32_t b = 0; b < f->nr_bbs; b++) {
 		if (f->bbs[b].drop)
 			continue;
-		count_block(f, b, -1, true, fall_w[b], d->v[DYNO_BEFORE]);
+		count_block(f, b, -1, true, d->v[DYNO_BEFORE]);
 		if (!next)
-			count_block(f, b, -1, true, fall_w[b], d->v[DYNO_AFTER]);
+			count_block(f, b, -1, true, d->v[DYNO_AFTER]);
 		else if (next[b] != -2)
-			count_block(f, b, next[b], false, fall_w[b], d->v[DYNO_AFTER]);
+			count_block(f, b, next[b], false, d->v[DYNO_AFTER]);
 	}
 	free(next);
-	free(fall_w);
 }
 
 void dyno_gather(const struct opt *opt, struct dyno_stats *d)
@@ -95,8 +91,10 @@ void dyno_gather(const struct opt *opt, struct dyno_stats *d)
 	for (size_t i = 0; opt->prof && i < opt->nr_funcs; i++) {
 		const struct func *f = &opt->funcs[i];
 
-		if (!f->alias && f->nr_bbs && f->weight)
+		if (!f->alias && f->nr_bbs && f->weight) {
 			count_func(f, d);
+			score_func(f, d);
+		}
 	}
 }
 
@@ -131,6 +129,11 @@ void dyno_print_text(const struct dyno_stats *d)
 		   "taken branches");
 	print_line(b[DYNO_TAKEN_JCC] + b[DYNO_NOT_TAKEN_JCC] + b[DYNO_JMP],
 		   a[DYNO_TAKEN_JCC] + a[DYNO_NOT_TAKEN_JCC] + a[DYNO_JMP], "total branches");
+	print_line((uint64_t)d->ext_tsp[DYNO_BEFORE], (uint64_t)d->ext_tsp[DYNO_AFTER],
+		   "ext-TSP score (higher is better)");
+	if (d->greedy_fallback)
+		printf("  %zu rewritten functions laid out by greedy chains: ext-TSP's order "
+		       "did not fit their bytes\n", d->greedy_fallback);
 }
 
 static const char *const dyno_key[DYNO_NR] = {
@@ -158,7 +161,11 @@ void dyno_print_json(const struct dyno_stats *d, struct json *j)
 		json_u64(j, v[DYNO_TAKEN_JCC] + v[DYNO_JMP]);
 		json_key(j, "total_branches");
 		json_u64(j, v[DYNO_TAKEN_JCC] + v[DYNO_NOT_TAKEN_JCC] + v[DYNO_JMP]);
+		json_key(j, "ext_tsp_score");
+		json_u64(j, (uint64_t)d->ext_tsp[w]);
 		json_obj_close(j);
 	}
+	json_key(j, "greedy_fallback");
+	json_u64(j, d->greedy_fallback);
 	json_obj_close(j);
 }

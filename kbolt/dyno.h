@@ -20,6 +20,8 @@ enum { DYNO_BEFORE, DYNO_AFTER };
 
 struct dyno_stats {
 	uint64_t v[2][DYNO_NR];	/* DYNO_BEFORE, DYNO_AFTER */
+	double ext_tsp[2];	/* the layouts' ext-TSP score (ext_tsp.c), summed */
+	size_t greedy_fallback;	/* rewritten functions whose ext-TSP order did not fit */
 };
 
 /* After layout and orc_fit_budget(): the final set of moved functions */

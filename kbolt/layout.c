@@ -3,7 +3,8 @@
  * Block order of one function.  Blocks linked by fall-through form chains that cost
  * nothing to keep together; both layouts move chains and break them only where it pays.
  *
- * profile: greedy chain merging (Pettis and Hansen): edges by weight, heaviest first,
+ * profile: ext-TSP (ext_tsp.c), and if its order does not fit, greedy.
+ * greedy:  greedy chain merging (Pettis and Hansen): edges by weight, heaviest first,
  *          join a chain's tail to another's head; chains that ran go first by heat, the
  *          entry's chain at the front; never-executed chains last in their old order.
  * random:  a seeded shuffle of the chains, some broken at random (a torture test of
@@ -274,38 +275,91 @@ static bool join_edge(const struct func *f, struct chains *cs, const struct edge
 	return true;
 }
 
+static void join_edges(struct opt *opt, struct func *f, struct chains *cs,
+		       const struct edge_ref *e, size_t nr);
+
 /*
- * From the old layout (which fits), join the heaviest edges one by one in the old
- * order of chains, each join kept only if the function still fits; then order the
- * chains hot first, or at least cold last, if that fits too.
+ * From the old layout (which fits), join edges one by one in the old order of
+ * chains, each join kept only if the function still fits; then order the chains hot
+ * first, or at least cold last, if that fits too.
  */
-static int layout_profile(struct opt *opt, struct func *f)
+static int layout_chains(struct opt *opt, struct func *f, const struct edge_ref *e, size_t nr)
 {
 	static const enum chain_order finals[] = { ORDER_HEAT, ORDER_COLD_LAST, ORDER_OLD };
-	struct chains cs, saved;
-	struct edge_ref *e;
-	size_t nr;
+	struct chains cs;
 	int err = -ENOENT;
 
-	if (!f->weight)
-		return -ENOENT;
 	chains_init(f, &cs);
-	chains_init(f, &saved);
-	e = weighted_edges(f, &nr);
-	for (size_t k = 0; k < nr; k++) {
-		chains_copy(&saved, &cs, f->nr_bbs);
-		if (join_edge(f, &cs, &e[k]) && !fits(opt, f, &cs, ORDER_OLD))
-			chains_copy(&cs, &saved, f->nr_bbs);
-	}
+	join_edges(opt, f, &cs, e, nr);
 	for (size_t k = 0; k < ARRAY_SIZE(finals); k++) {
 		order_chains(f, &cs, finals[k]);
 		err = try_order(opt, f);
 		if (err != -ENOSPC)
 			break;
 	}
-	free(e);
 	chains_free(&cs);
-	chains_free(&saved);
+	return err;
+}
+
+/* Greedy: the heaviest profile edges first */
+static int layout_greedy(struct opt *opt, struct func *f)
+{
+	size_t nr;
+	struct edge_ref *e;
+	int err;
+
+	if (!f->weight)
+		return -ENOENT;
+	e = weighted_edges(f, &nr);
+	err = layout_chains(opt, f, e, nr);
+	free(e);
+	return err;
+}
+
+/* The edges ext-TSP made fall-throughs (consecutive in f->order), heaviest first */
+static struct edge_ref *ext_tsp_edges(const struct func *f, size_t *nr)
+{
+	struct edge_ref *e = xcalloc(f->nr_order + 1, sizeof(*e));
+
+	*nr = 0;
+	for (uint32_t k = 0; k + 1 < f->nr_order; k++) {
+		const struct bb *bb = &f->bbs[f->order[k]];
+		int32_t to = f->order[k + 1];
+
+		if (bb->fall == to && bb->w_fall)
+			e[(*nr)++] = (struct edge_ref){ bb->w_fall, f->order[k], to, true };
+		else if (bb->taken == to && bb->w_taken)
+			e[(*nr)++] = (struct edge_ref){ bb->w_taken, f->order[k], to, false };
+	}
+	qsort(e, *nr, sizeof(*e), cmp_edge);
+	return e;
+}
+
+/*
+ * The ext-TSP order if it fits the function's bytes (the emitter's jmps and branch
+ * encodings may not); else as many of its fall-throughs as fit, joined one by one,
+ * heaviest first; else (a function too big for ext-TSP) the greedy layout.
+ */
+static int layout_ext_tsp(struct opt *opt, struct func *f)
+{
+	struct edge_ref *e;
+	size_t nr;
+	int err;
+
+	if (!f->weight)
+		return -ENOENT;
+	if (ext_tsp_order(f)) {
+		err = layout_greedy(opt, f);
+		f->greedy_fallback = !err;
+		return err;
+	}
+	err = try_order(opt, f);
+	if (err != -ENOSPC)
+		return err;
+	e = ext_tsp_edges(f, &nr);
+	err = layout_chains(opt, f, e, nr);
+	f->greedy_fallback = !err;
+	free(e);
 	return err;
 }
 
@@ -416,5 +470,7 @@ int layout_func(struct opt *opt, struct func *f)
 		return -ENOENT;
 	if (opt->o->layout == LAYOUT_RANDOM)
 		return layout_random(opt, f);
-	return layout_profile(opt, f);
+	if (opt->o->layout == LAYOUT_GREEDY)
+		return layout_greedy(opt, f);
+	return layout_ext_tsp(opt, f);
 }

@@ -54,8 +54,9 @@ static void usage(FILE *f)
 		"                 addresses miss its instructions\n"
 		"  -o, --output FILE  optimize, profile-to-bolt, heatmap: the file to write\n"
 		"      --profile FILE     optimize: lay the functions out by this profile\n"
-		"      --layout profile|random  optimize: by the profile (the default with\n"
-		"                         --profile), or a seeded random order (a test)\n"
+		"      --layout profile|greedy|random  optimize: by the profile with ext-TSP\n"
+		"                         (the default with --profile), by the profile with\n"
+		"                         greedy chains, or a seeded random order (a test)\n"
 		"      --seed N           optimize: the seed of --layout random (default 0)\n"
 		"      --funcs GLOB       optimize: rewrite only functions matching GLOB (repeatable)\n"
 		"      --skip-funcs GLOB  optimize: never rewrite functions matching GLOB (repeatable)\n"
@@ -171,11 +172,12 @@ static int cmd_optimize(struct kbolt_opts *o)
 
 	if (!o->layout_set)
 		o->opt.layout = o->opt.profile ? LAYOUT_PROFILE : LAYOUT_RANDOM;
-	if (o->opt.layout == LAYOUT_PROFILE && !o->opt.profile) {
-		pr_err(NULL, "--layout profile needs --profile FILE (or use --layout random)");
+	if (o->opt.layout != LAYOUT_RANDOM && !o->opt.profile) {
+		pr_err(NULL, "--layout %s needs --profile FILE (or use --layout random)",
+		       o->opt.layout == LAYOUT_GREEDY ? "greedy" : "profile");
 		return 2;
 	}
-	if (o->opt.layout == LAYOUT_PROFILE && o->seed_set) {
+	if (o->opt.layout != LAYOUT_RANDOM && o->seed_set) {
 		pr_err(NULL, "--seed is for --layout random; the profile layout has no chance in it");
 		return 2;
 	}
@@ -208,6 +210,8 @@ static int parse_layout(struct kbolt_opts *o, const char *arg)
 {
 	if (!strcmp(arg, "profile"))
 		o->opt.layout = LAYOUT_PROFILE;
+	else if (!strcmp(arg, "greedy"))
+		o->opt.layout = LAYOUT_GREEDY;
 	else if (!strcmp(arg, "random"))
 		o->opt.layout = LAYOUT_RANDOM;
 	else
@@ -258,7 +262,7 @@ static const struct {
 	{ "profile-to-bolt", cmd_profile_to_bolt, 1, "profile-to-bolt -o OUT PROFILE", true,
 	  TAKES_OUTPUT },
 	{ "optimize", cmd_optimize, 1, "optimize VMLINUX -o OUT [--profile FILE] [--layout "
-	  "profile|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] [--strip-debug] "
+	  "profile|greedy|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] [--strip-debug] "
 	  "[--stats] [-j]", true,
 	  TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZE },
 	{ "verify", cmd_verify, 2, "verify ORIG NEW", false, 0 },
@@ -323,7 +327,7 @@ int main(int argc, char **argv)
 		case OPT_OPTIMIZED: o.optimized = optarg; given |= TAKES_OPTIMIZED; break;
 		case OPT_LAYOUT:
 			if (parse_layout(&o, optarg)) {
-				pr_err(NULL, "--layout takes profile or random, not '%s'", optarg);
+				pr_err(NULL, "--layout takes profile, greedy or random, not '%s'", optarg);
 				return 2;
 			}
 			break;

@@ -8,7 +8,8 @@
  *   refs.c     references into function bodies (code, tables, relocations, ORC) and the
  *              skips they force
  *   cfg.c      basic blocks and their successors, metadata edges included
- *   layout.c   a block order per function (random or profile)
+ *   layout.c   a block order per function (ext-TSP, greedy chains or random)
+ *   ext_tsp.c  the ext-TSP order of a function's executed blocks
  *   emit.c     branch sizes, new offsets, the address map, new bytes
  *   orc_gen.c  the ORC table regenerated for the new code
  *   rewrite.c  tables, relocations and data that point into moved code
@@ -134,9 +135,10 @@ struct func {
 	bool moved;		/* new bytes differ from the old */
 	bool decoded;
 	bool want_decode;	/* lite: may point into a function being rewritten */
+	bool greedy_fallback;	/* --layout profile: ext-TSP's order did not fit, greedy did */
 };
 
-enum layout_kind { LAYOUT_PROFILE, LAYOUT_RANDOM };
+enum layout_kind { LAYOUT_PROFILE, LAYOUT_GREEDY, LAYOUT_RANDOM };
 
 struct opt_options {
 	const char *profile;
@@ -206,6 +208,11 @@ void apply_profile(struct opt *opt);	/* after build_cfg() */
 
 /* layout.c */
 int layout_func(struct opt *opt, struct func *f);
+
+/* ext_tsp.c: f->order by ext-TSP; -E2BIG if f has too many executed blocks for it */
+int ext_tsp_order(struct func *f);
+/* The ext-TSP score of blocks laid out in order (old block sizes) */
+double ext_tsp_score(const struct func *f, const uint32_t *order, uint32_t nr);
 
 /* emit.c */
 int emit_plan(struct opt *opt, struct func *f);

@@ -251,7 +251,8 @@ static void print_stats_json(const struct opt_stats *s, bool pretty)
 /* What the note records: enough to redo the run */
 static char *make_record(const struct opt_options *o, uint64_t prof_digest)
 {
-	const char *layout = o->layout == LAYOUT_RANDOM ? "random" : "profile";
+	const char *layout = o->layout == LAYOUT_RANDOM ? "random" :
+			     o->layout == LAYOUT_GREEDY ? "greedy" : "profile";
 	char *funcs = xstrdup(""), *s;
 
 	for (size_t i = 0; i < o->nr_funcs; i++) {
@@ -306,7 +307,7 @@ static void debug_dump(struct opt *opt)
 
 static int run_pipeline(struct opt *opt)
 {
-	opt->lite = opt->o->layout == LAYOUT_PROFILE;
+	opt->lite = opt->o->layout != LAYOUT_RANDOM;	/* profile layouts */
 	if (orc_read(opt))
 		return -EINVAL;
 	init_funcs(opt);

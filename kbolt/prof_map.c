@@ -4,7 +4,9 @@
  * of the records leaving it (lite mode decodes only those with some, --stats reports
  * it).  Then taken branches weigh their block's taken edge, fall-through records (one
  * step in kbolt's format, a range in BOLT's) weigh every fall-through edge they
- * cross, and every block reached counts an execution.
+ * cross, and every block reached counts an execution.  Last, what the records cannot
+ * say: a block that ends without a branch runs on into the next one every time it
+ * runs (kbolt's recorder writes records at branches only).
  */
 #include "opt.h"
 
@@ -63,6 +65,24 @@ void weigh_funcs(struct opt *opt)
 	}
 }
 
+/*
+ * Blocks that end without a branch of ours fall into the next with every execution:
+ * what entered them by the records, and what fell into them from the block before.
+ * In address order, one pass carries those executions down each run of such blocks.
+ * (BOLT's ranges cross those boundaries and have set w_fall already.)
+ */
+static void carry_falls(struct func *f)
+{
+	for (uint32_t b = 0; b + 1 < f->nr_bbs; b++) {
+		struct bb *bb = &f->bbs[b];
+
+		if (bb->term != TERM_NONE || bb->fall != (int32_t)b + 1 || bb->w_fall)
+			continue;
+		bb->w_fall = bb->count;
+		f->bbs[b + 1].count += bb->count;
+	}
+}
+
 void apply_profile(struct opt *opt)
 {
 	for (size_t k = 0; opt->prof && k < opt->prof->nr_edges; k++) {
@@ -76,4 +96,7 @@ void apply_profile(struct opt *opt)
 		else
 			map_branch(opt, f, e);
 	}
+	for (size_t i = 0; opt->prof && i < opt->nr_funcs; i++)
+		if (opt->funcs[i].nr_bbs && opt->funcs[i].weight)
+			carry_falls(&opt->funcs[i]);
 }

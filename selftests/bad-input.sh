@@ -222,7 +222,7 @@ expect_usage() {	# expect_usage NAME REGEX ARGS...
 	check_match "$name: says why: $re" "$re" "$(cat "$tmp/err")"
 }
 expect_usage "optimize without -o" "usage: kbolt optimize" optimize "$tmp/vmlinux" --layout random
-expect_usage "optimize --layout fast" "--layout takes profile or random, not 'fast'" \
+expect_usage "optimize --layout fast" "--layout takes profile, greedy or random, not 'fast'" \
 	optimize "$tmp/vmlinux" -o "$tmp/o" --layout fast
 expect_usage "optimize --seed x1" "--seed takes a number, not 'x1'" \
 	optimize "$tmp/vmlinux" -o "$tmp/o" --layout random --seed x1
@@ -230,6 +230,8 @@ expect_usage "optimize with neither a profile nor a layout" "give --layout rando
 	optimize "$tmp/vmlinux" -o "$tmp/o"
 expect_usage "optimize --layout profile without a profile" "--layout profile needs --profile" \
 	optimize "$tmp/vmlinux" -o "$tmp/o" --layout profile
+expect_usage "optimize --layout greedy without a profile" "--layout greedy needs --profile" \
+	optimize "$tmp/vmlinux" -o "$tmp/o" --layout greedy
 expect_usage "verify with one file" "usage: kbolt verify" verify "$tmp/vmlinux"
 expect_optimize_error() {	# expect_optimize_error NAME FILE REGEX
 	local name=$1 file=$2 re=$3 rc

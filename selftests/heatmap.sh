@@ -57,7 +57,7 @@ fi
 d='r["dyno_stats"]'
 keys=$(json_get "$tmp/p.stats" "' '.join(sorted($d['before']))")
 check_eq "dyno_stats: every key, before and after" \
-	"conditional fall_throughs non_taken_conditional taken taken_conditional total_branches unconditional_jmps" \
+	"conditional ext_tsp_score fall_throughs non_taken_conditional taken taken_conditional total_branches unconditional_jmps" \
 	"$keys"
 sums=$(json_get "$tmp/p.stats" "all(
 	s['taken_conditional'] + s['non_taken_conditional'] == s['conditional'] and
