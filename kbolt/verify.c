@@ -203,6 +203,11 @@ void for_each_rela_pair(struct verifier *v, rela_pair_fn fn, void *arg)
 			continue;
 		}
 		fn(v, &v->b->secs[i], target, ra, rb, sa / 24, arg);
+		/* each pass streams through them: hold none of them in memory between */
+		kmeta_release_sec(v->a, rsa);
+		kmeta_release_sec(v->b, &v->b->secs[i]);
+		kmeta_release_sec(v->a, target);
+		kmeta_release_sec(v->b, &v->b->secs[sh.sh_info]);
 	}
 }
 
@@ -226,6 +231,14 @@ static void mark_moved(struct verifier *v, struct kmeta_sec *rsb, struct kmeta_s
 static void mark_moved_relocs(struct verifier *v, unsigned char *marks)
 {
 	for_each_rela_pair(v, mark_moved, marks);
+}
+
+/* Code read whole, for now (the walk reads back what it needs) */
+void release_code(struct kmeta_image *img)
+{
+	for (size_t i = 1; i < img->nr_secs; i++)
+		if (img->secs[i].flags & SHF_EXECINSTR)
+			kmeta_release_sec(img, &img->secs[i]);
 }
 
 /* The rewritten functions: bytes that differ, or relocations that moved */
@@ -253,6 +266,8 @@ static void find_rewritten(struct verifier *v)
 		v->nr_f++;
 	}
 	free(marks);
+	release_code(v->a);
+	release_code(v->b);
 }
 
 int cmp_entry_site(const void *x, const void *y)

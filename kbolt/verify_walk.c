@@ -537,6 +537,7 @@ static size_t roots_from_unmoved(struct verifier *v, struct scan_hits *h)
 	err = kmeta_scan_rel_refs(v->a, r, v->nr_f, scan_hit, h);
 	if (err)
 		verify_fail(v, 0, "cannot scan the code for references: %s", strerror(-err));
+	release_code(v->a);
 	for (size_t i = 0; i < v->a->nr_funcs; i++) {
 		struct kmeta_sym *s = v->a->funcs[i];
 

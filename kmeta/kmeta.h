@@ -122,6 +122,8 @@ void kmeta_close(struct kmeta_image *img);
 /* elf.c: sections and bytes */
 struct kmeta_sec *kmeta_find_sec_by_name(struct kmeta_image *img, const char *name);
 struct kmeta_sec *kmeta_find_sec_containing(struct kmeta_image *img, uint64_t addr);
+/* Drop the process's copy of sec's pages until read again (an image nothing wrote to) */
+void kmeta_release_sec(struct kmeta_image *img, const struct kmeta_sec *sec);
 /* Pointer to size bytes at addr, NULL unless they all lie in one section with data. */
 const unsigned char *kmeta_bytes_at(struct kmeta_image *img, uint64_t addr, uint64_t size);
 bool kmeta_is_text_addr(struct kmeta_image *img, uint64_t addr);
