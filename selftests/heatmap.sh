@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # kbolt heatmap and the dyno stats of optimize --stats, on Debian's 6.1 with the proc
-# profile scripts/bench-optimize caches.  The SVG is well-formed XML whose lit cells are
+# profile scripts/bench-optimize caches (recorded first if missing).  The SVG is well-formed XML whose lit cells are
 # the lines the footprint reports; the PNG decodes with every chunk's CRC right; the
 # profile layout's footprint is no larger than the original's and it takes fewer
 # branches; the dyno counts add up.  Bad inputs are refused with one line naming the
@@ -33,12 +33,16 @@ usage_error "heatmap takes no --stats" 'does not apply to heatmap$' heatmap vmli
 usage_error "heatmap: prefix h" '^kbolt: error: usage: kbolt heatmap ' h vmlinux
 
 V=$VMLINUX_61
-build_id=$(readelf -n "$V" 2>/dev/null | sed -n 's/.*Build ID: *//p' | head -n 1)
-prof=$KBOLT_CACHE/bench/$build_id.proc.prof
-if [ ! -s "$V" ] || [ ! -s "$prof" ]; then
-	skip "heatmap tests" "no 6.1 vmlinux or no cached proc profile: run scripts/fetch-kernels, then scripts/bench-optimize"
+if [ ! -s "$V" ]; then
+	skip "heatmap tests" "no 6.1 vmlinux: run scripts/fetch-kernels"
 	done_testing
 	exit 0
+fi
+prof=$(proc_profile_61)
+if [ -z "$prof" ]; then
+	fail "6.1: the proc profile recorded" "scripts/vmtest --record-profile failed"
+	done_testing
+	exit 1
 fi
 
 py() { /usr/bin/python3 -c "$@"; }
