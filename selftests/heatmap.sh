@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # kbolt heatmap and the dyno stats of optimize --stats, on Debian's 6.1 with the proc
-# profile scripts/bench-optimize caches (recorded first if missing).  The SVG is well-formed XML whose lit cells are
-# the lines the footprint reports; the PNG decodes with every chunk's CRC right; the
-# profile layout's footprint is no larger than the original's and it takes fewer
-# branches; the dyno counts add up.  Bad inputs are refused with one line naming the
+# profile scripts/bench-optimize caches (recorded first if missing).  The SVG is
+# well-formed XML whose lit cells are the lines the footprint reports; the PNG decodes
+# with every chunk's CRC right; the profile layout's footprint is no larger than the
+# original's and it takes fewer branches; the dyno counts add up.  Bad inputs are refused with one line naming the
 # file, and nothing is written.
 . "$(dirname "$0")/lib.sh"
 
@@ -33,17 +33,7 @@ usage_error "heatmap takes no --stats" 'does not apply to heatmap$' heatmap vmli
 usage_error "heatmap: prefix h" '^kbolt: error: usage: kbolt heatmap ' h vmlinux
 
 V=$VMLINUX_61
-if [ ! -s "$V" ]; then
-	skip "heatmap tests" "no 6.1 vmlinux: run scripts/fetch-kernels"
-	done_testing
-	exit 0
-fi
-prof=$(proc_profile_61)
-if [ -z "$prof" ]; then
-	fail "6.1: the proc profile recorded" "scripts/vmtest --record-profile failed"
-	done_testing
-	exit 1
-fi
+need_proc_profile_61 "heatmap tests"
 
 py() { /usr/bin/python3 -c "$@"; }
 

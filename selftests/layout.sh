@@ -11,17 +11,7 @@ KBOLT=${KBOLT:-$top/kbolt/kbolt}
 case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 
 V=$VMLINUX_61
-if [ ! -s "$V" ]; then
-	skip "layout tests" "no 6.1 vmlinux: run scripts/fetch-kernels"
-	done_testing
-	exit 0
-fi
-prof=$(proc_profile_61)
-if [ -z "$prof" ]; then
-	fail "6.1: the proc profile recorded" "scripts/vmtest --record-profile failed"
-	done_testing
-	exit 1
-fi
+need_proc_profile_61 "layout tests"
 
 # dyno FILE KIND KEY: a dyno_stats figure of the JSON stats on FILE's last line
 dyno() {

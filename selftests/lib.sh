@@ -101,3 +101,19 @@ proc_profile_61() {
 	[ -s "$prof" ] && echo "$prof"
 	return 0
 }
+
+# need_proc_profile_61 WHAT: set $prof to that profile, or end the script: WHAT
+# skipped without the kernel, a failure if the recording failed
+need_proc_profile_61() {
+	if [ ! -s "$VMLINUX_61" ]; then
+		skip "$1" "no 6.1 vmlinux: run scripts/fetch-kernels"
+		done_testing
+		exit 0
+	fi
+	prof=$(proc_profile_61)
+	if [ -z "$prof" ]; then
+		fail "6.1: the proc profile recorded" "scripts/vmtest --record-profile failed"
+		done_testing
+		exit 1
+	fi
+}
