@@ -16,9 +16,10 @@
  *   rewrite_image   code, tables, relocations, ORC (needs the final set of moves)
  *   output          a temporary file, verified against the input, then renamed
  *
- * verify_prepare() reads what the proof needs of the input, in a second thread from
- * the start: the proof shares no memory with the optimizer, and a second core makes
- * its preparation free.
+ * verify_prepare() reads what the proof needs of the input in a second thread while
+ * the output is written (mostly the kernel's work, copying): the proof shares no
+ * memory with the optimizer, and the optimizer's model is freed before, so that the
+ * two never hold their memory at once.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -314,8 +315,10 @@ static int run_pipeline(struct opt *opt)
 	weigh_funcs(opt);	/* lite mode decodes by weight */
 	if (decode_funcs(opt))
 		return -EINVAL;
+	kmeta_release_image(opt->img);	/* the scan read all code */
 	if (collect_refs(opt))
 		return -EINVAL;
+	kmeta_release_image(opt->img);	/* and this every relocation */
 	for (size_t i = 0; i < opt->nr_funcs; i++)
 		if (opt->funcs[i].decoded)
 			build_cfg(opt, &opt->funcs[i]);
@@ -326,7 +329,8 @@ static int run_pipeline(struct opt *opt)
 	return rewrite_image(opt);
 }
 
-static void opt_free(struct opt *opt)
+/* All but the image, which the output is written from */
+static void opt_free_model(struct opt *opt)
 {
 	for (size_t i = 0; opt->funcs && i < opt->nr_funcs; i++) {
 		struct func *f = &opt->funcs[i];
@@ -343,7 +347,7 @@ static void opt_free(struct opt *opt)
 	free(opt->orc_ips);
 	free(opt->extra.insns);
 	prof_free(opt->prof);
-	kmeta_close(opt->img);
+	*opt = (struct opt){ .img = opt->img, .o = opt->o };
 }
 
 struct preparation {
@@ -392,21 +396,22 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 
 	err = output_check_dir(out);
 	if (!err)
-		start_preparation(&prep, in);
-	if (!err)
 		err = open_inputs(&opt, in);
 	if (!err && o->profile)
 		err = digest_file(o->profile, &prof_digest);
 	if (!err)
 		err = run_pipeline(&opt);
+	gather_stats(&opt, &s);
+	opt_free_model(&opt);	/* the proof needs room: only the image is left */
+	malloc_trim(0);
 	if (!err) {
+		start_preparation(&prep, in);	/* beside the writing, mostly the kernel's */
 		record = make_record(o, prof_digest);
 		err = stat(in, &st) ? -errno : 0;
 	}
 	if (!err)
 		err = output_write_temp(opt.img, out, record, st.st_mode, o->strip_debug, &tmp);
-	gather_stats(&opt, &s);
-	opt_free(&opt);		/* verify opens the output afresh: make room */
+	kmeta_close(opt.img);	/* verify opens the output afresh */
 	malloc_trim(0);
 	v = prep.in ? finish_preparation(&prep) : NULL;
 	if (!err)

@@ -220,27 +220,78 @@ static bool is_rewritten_sec(struct kmeta_image *img, const GElf_Shdr *sh)
 	       (img->secs[sh->sh_info].flags & SHF_ALLOC);
 }
 
-/* What kbolt changed, and what the layout moved, at the sections' new places */
+/* Copy size bytes of the input at in_off to out_off of the output, by the kernel */
+static int copy_range(int in, int out, uint64_t in_off, uint64_t out_off, uint64_t size)
+{
+	loff_t oi = in_off, oo = out_off;
+
+	while (size) {
+		ssize_t n = copy_file_range(in, &oi, out, &oo, size, 0);
+
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		size -= n;
+	}
+	return 0;
+}
+
+/* Where the runs of one section go */
+struct section_copy {
+	struct kmeta_image *img;
+	int in, out;
+	uint64_t in_off, out_off;	/* the section's offsets in the input and the output */
+	bool in_place;			/* the copy of the input has its unchanged bytes */
+};
+
+/*
+ * A run of a section's bytes: written ones from memory, the others from the input
+ * file (nothing to do where the copy of the input already has them), falling back to
+ * memory where the kernel cannot copy.
+ */
+static int write_run(void *ctx, uint64_t off, uint64_t size, bool written)
+{
+	struct section_copy *c = ctx;
+	uint64_t to = c->out_off + (off - c->in_off);
+
+	if (!written && c->in_place)
+		return 0;
+	if (!written && c->in >= 0 && !copy_range(c->in, c->out, off, to, size))
+		return 0;
+	return write_at(c->out, c->img->map + off, size, to);
+}
+
+/*
+ * What kbolt changed, and what the layout moved, at the sections' new places.  Only
+ * the pages kbolt wrote come from memory: the rest, the bulk of the relocations and
+ * the code, never has to be read into it.
+ */
 static int write_sections(struct kmeta_image *img, int fd, const struct out_layout *l)
 {
-	for (size_t i = 1; i < img->nr_secs; i++) {
+	struct section_copy c = { .img = img, .out = fd, .in = open(img->path, O_RDONLY) };
+	int err = 0;
+
+	for (size_t i = 1; i < img->nr_secs && !err; i++) {
 		struct kmeta_sec *sec = &img->secs[i];
-		const unsigned char *data;
 		GElf_Shdr sh;
-		int err;
 
 		if (!gelf_getshdr(sec->scn, &sh) || sh.sh_offset + sh.sh_size > img->map_size ||
 		    !l->size[i] || sh.sh_type == SHT_NOBITS)
 			continue;
 		if (!is_rewritten_sec(img, &sh) && l->off[i] == sh.sh_offset)
 			continue;	/* copied with the input */
-		/* relocations are rewritten in the mapping, tables through sec->data */
-		data = sec->data && sh.sh_type != SHT_RELA ? sec->data : img->map + sh.sh_offset;
-		err = write_at(fd, data, l->size[i], l->off[i]);
-		if (err)
-			return err;
+		/* tables are rewritten through sec->data: it must be the mapping's bytes */
+		if (sec->data && sh.sh_type != SHT_RELA && sec->data != img->map + sh.sh_offset) {
+			err = write_at(fd, sec->data, l->size[i], l->off[i]);
+			continue;
+		}
+		c.in_off = sh.sh_offset;
+		c.out_off = l->off[i];
+		c.in_place = l->off[i] == sh.sh_offset && sh.sh_offset + l->size[i] <= l->copy_end;
+		err = kmeta_for_each_page_run(img, sh.sh_offset, l->size[i], write_run, &c);
 	}
-	return 0;
+	if (c.in >= 0)
+		close(c.in);
+	return err;
 }
 
 static void put_shdr(unsigned char *p, const Elf64_Shdr *sh)

@@ -301,6 +301,7 @@ static int rewrite_relocs(struct opt *opt, const struct moved_slots *ms, size_t 
 			if ((!stale[i] || !stale[i][k]) &&
 			    rewrite_rela_entry(opt, target, raw + k * sh.sh_entsize, ms, nr_ms))
 				return -EINVAL;
+		kmeta_release_sec(img, rsec);	/* what was only read; the output copies it */
 	}
 	return 0;
 }

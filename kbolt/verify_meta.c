@@ -214,6 +214,29 @@ static void check_orc_relocs(struct verifier *v, struct kmeta_sec *rsb)
 	}
 }
 
+#define RELEASE_EVERY 16384	/* relocations, 384 KB of each .rela */
+
+/*
+ * Give back what the first nr relocations of a section made us read: their entries,
+ * and (they come in address order) the relocated section up to the last of them.
+ * .rela.text and .text alone are 46 MB of both images.
+ */
+static void release_checked(struct verifier *v, struct kmeta_sec *target,
+			    const unsigned char *ra, const unsigned char *rb, uint64_t nr)
+{
+	uint64_t upto = get_u64(ra + 24 * (nr - 1));
+	const unsigned char *p;
+
+	kmeta_release_bytes(v->a, ra, 24 * nr);
+	kmeta_release_bytes(v->b, rb, 24 * nr);
+	if (upto <= target->addr || upto - target->addr > target->size)
+		return;
+	if ((p = kmeta_bytes_at(v->a, target->addr, upto - target->addr)))
+		kmeta_release_bytes(v->a, p, upto - target->addr);
+	if ((p = kmeta_bytes_at(v->b, target->addr, upto - target->addr)))
+		kmeta_release_bytes(v->b, p, upto - target->addr);
+}
+
 static void check_rela_section(struct verifier *v, struct kmeta_sec *rsb,
 			       struct kmeta_sec *target, const unsigned char *ra,
 			       const unsigned char *rb, uint64_t nr, void *arg)
@@ -223,8 +246,11 @@ static void check_rela_section(struct verifier *v, struct kmeta_sec *rsb,
 			check_orc_relocs(v, rsb);
 		return;
 	}
-	for (uint64_t k = 0; k < nr; k++)
+	for (uint64_t k = 0; k < nr; k++) {
 		check_rela_entry(v, target, arg, ra + 24 * k, rb + 24 * k);
+		if ((k + 1) % RELEASE_EVERY == 0 || k + 1 == nr)
+			release_checked(v, target, ra, rb, k + 1);
+	}
 }
 
 void verify_relocs(struct verifier *v)

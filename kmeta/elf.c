@@ -7,8 +7,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "internal.h"
 
@@ -190,29 +188,4 @@ bool kmeta_is_text_addr(struct kmeta_image *img, uint64_t addr)
 	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
 
 	return sec && (sec->flags & SHF_EXECINSTR);
-}
-
-/*
- * Give back the pages of a section the caller is done with, for now: they stay in the
- * page cache and come back unchanged when read again, a minor fault each.  kbolt
- * verify streams through two images' relocations and code several times; without
- * this, every page it ever read stays in its memory.  Only for images nothing writes
- * to: a written page of the private mapping would lose what was written (a module's
- * applied relocations), so those are left alone.
- */
-void kmeta_release_sec(struct kmeta_image *img, const struct kmeta_sec *sec)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	uint64_t start, end;
-	GElf_Shdr sh;
-
-	if (img->is_module || !sec->scn || !gelf_getshdr(sec->scn, &sh) ||
-	    sh.sh_type == SHT_NOBITS || sh.sh_offset > img->map_size ||
-	    sh.sh_size > img->map_size - sh.sh_offset || page <= 0)
-		return;
-	/* whole pages only: a page shared with a neighbour stays */
-	start = (sh.sh_offset + page - 1) & ~(uint64_t)(page - 1);
-	end = (sh.sh_offset + sh.sh_size) & ~(uint64_t)(page - 1);
-	if (end > start)
-		madvise((char *)img->map + start, end - start, MADV_DONTNEED);
 }

@@ -122,8 +122,16 @@ void kmeta_close(struct kmeta_image *img);
 /* elf.c: sections and bytes */
 struct kmeta_sec *kmeta_find_sec_by_name(struct kmeta_image *img, const char *name);
 struct kmeta_sec *kmeta_find_sec_containing(struct kmeta_image *img, uint64_t addr);
-/* Drop the process's copy of sec's pages until read again (an image nothing wrote to) */
+/* pages.c: which pages of the (private) mapping were written, and giving back the rest */
+typedef int (*kmeta_page_run_fn)(void *ctx, uint64_t off, uint64_t size, bool written);
+/* fn for each run of [off, off + size) of the file's bytes that was written or not */
+int kmeta_for_each_page_run(struct kmeta_image *img, uint64_t off, uint64_t size,
+			    kmeta_page_run_fn fn, void *ctx);
+/* Drop the pages of sec that were only read, until read again (a minor fault each) */
 void kmeta_release_sec(struct kmeta_image *img, const struct kmeta_sec *sec);
+/* The same for the whole file, and for size bytes of the mapping at p */
+void kmeta_release_image(struct kmeta_image *img);
+void kmeta_release_bytes(struct kmeta_image *img, const void *p, uint64_t size);
 /* Pointer to size bytes at addr, NULL unless they all lie in one section with data. */
 const unsigned char *kmeta_bytes_at(struct kmeta_image *img, uint64_t addr, uint64_t size);
 bool kmeta_is_text_addr(struct kmeta_image *img, uint64_t addr);

@@ -13,6 +13,8 @@
 
 #include "internal.h"
 
+#define SCAN_RELEASE (1 << 20)
+
 struct range_bits {
 	uint64_t base, size;
 	unsigned char *bits;
@@ -97,9 +99,14 @@ int kmeta_scan_rel_refs(struct kmeta_image *img, const struct kmeta_range *r, si
 
 		if (!(sec->flags & SHF_EXECINSTR) || !sec->data || !(sec->flags & SHF_ALLOC))
 			continue;
-		for (uint64_t k = 0; k < sec->size; k++)
+		for (uint64_t k = 0; k < sec->size; k++) {
 			if (may_start[sec->data[k]])
 				scan_at(&rb, sec, k, fn, ctx);
+			/* read once: give back each megabyte behind (callers read some again) */
+			if (k % SCAN_RELEASE == SCAN_RELEASE - 1 && k >= SCAN_RELEASE)
+				kmeta_release_bytes(img, sec->data + k + 1 - 2 * SCAN_RELEASE,
+						    SCAN_RELEASE);
+		}
 	}
 	free(rb.bits);
 	return 0;
