@@ -29,6 +29,7 @@ static const char *const skip_names[SKIP_NR] = {
 	[SKIP_ODD_TRAP] = "ud2 outside the bug table with bytes after it",
 	[SKIP_NO_FIT] = "no layout fits in its bytes",
 	[SKIP_ORC_BUDGET] = "ORC table full",
+	[SKIP_PADDING] = "padding or CFI preamble before a function",
 };
 
 const char *skip_reason_name(unsigned int why)
@@ -102,6 +103,19 @@ static uint64_t sym_addr(struct kmeta_image *img, const char *name)
 	struct kmeta_sym *s = kmeta_find_sym_by_name(img, name);
 
 	return s ? s->addr : 0;
+}
+
+/*
+ * 6.2+ (CONFIG_FUNCTION_PADDING_BYTES): __pfx_foo covers the 16 bytes before foo, nops
+ * that call-depth tracking overwrites at boot with its accounting thunk (callthunks.c
+ * patch_dest() refuses padding that is not nops), and that FineIBT rewrites; with kCFI
+ * __cfi_foo holds "movl $hash, %eax", the hash the caller reads at foo-15.  They are not
+ * functions: execution falls through them into foo, and their bytes must stay as they
+ * are.  They are left alone and not counted.
+ */
+static bool is_padding_sym(const char *name)
+{
+	return !strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6);
 }
 
 /* Code whose layout the kernel depends on, or that runs before it is itself */
@@ -407,7 +421,10 @@ void init_funcs(struct opt *opt)
 
 		if (f->alias)
 			continue;
-		if ((o->nr_funcs && !matches_any(name, o->funcs, o->nr_funcs)) ||
+		if (is_padding_sym(name)) {
+			f->pad = true;
+			skip_func(opt, f, SKIP_PADDING, f->sym->addr);
+		} else if ((o->nr_funcs && !matches_any(name, o->funcs, o->nr_funcs)) ||
 		    matches_any(name, o->skip_funcs, o->nr_skip_funcs))
 			skip_func(opt, f, SKIP_FILTERED, f->sym->addr);
 		else if (in_fixed_area(opt, f->sym->addr) || !strcmp(name, "pvh_start_xen"))

@@ -40,6 +40,7 @@ enum skip_reason {
 	SKIP_ODD_TRAP,		/* a ud2 with no bug-table entry, code after it */
 	SKIP_NO_FIT,		/* no layout fits in the function's bytes */
 	SKIP_ORC_BUDGET,	/* its ORC entries would overflow the table */
+	SKIP_PADDING,		/* __pfx_/__cfi_: padding or preamble, not a function */
 	SKIP_NR
 };
 
@@ -131,6 +132,7 @@ struct func {
 	uint32_t orc_old, orc_new;
 	unsigned char skip;	/* enum skip_reason */
 	bool alias;		/* same range as the previous function: not separate */
+	bool pad;		/* __pfx_/__cfi_ bytes before a function: never counted */
 	bool moved;		/* new bytes differ from the old */
 	bool decoded;
 	bool want_decode;	/* lite: may point into a function being rewritten */

@@ -131,7 +131,7 @@ static void gather_stats(struct opt *opt, struct opt_stats *s)
 		const struct func *f = &opt->funcs[i];
 		bool multi = f->nr_bbs >= 2;
 
-		if (f->alias)
+		if (f->alias || f->pad)
 			continue;
 		s->funcs++;
 		s->multi_block += multi;
@@ -176,7 +176,7 @@ static void print_stats_text(const struct opt_stats *s, bool have_profile)
 		printf("  kept as they were, not analysed: %zu (no profile weight)\n",
 		       s->not_analysed);
 	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++) {
-		if (!s->skips[r])
+		if (!s->skips[r] || r == SKIP_PADDING)
 			continue;
 		printf("  skipped, %s: %zu", skip_reason_name(r), s->skips[r]);
 		if (have_profile)
@@ -217,6 +217,8 @@ static void print_stats_json(const struct opt_stats *s, bool pretty)
 	json_key(&j, "skipped");
 	json_obj_open(&j);
 	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++) {
+		if (r == SKIP_PADDING)
+			continue;
 		json_key(&j, skip_reason_name(r));
 		json_obj_open(&j);
 		json_key(&j, "functions");
