@@ -29,6 +29,7 @@ static const char *const skip_names[SKIP_NR] = {
 	[SKIP_ODD_TRAP] = "ud2 outside the bug table with bytes after it",
 	[SKIP_NO_FIT] = "no layout fits in its bytes",
 	[SKIP_ORC_BUDGET] = "ORC table full",
+	[SKIP_DATA_VALUE] = "address inside it held as a value, no relocations to rewrite it",
 	[SKIP_PADDING] = "padding or CFI preamble before a function",
 };
 
@@ -368,7 +369,18 @@ static int decode_lite(struct opt *opt)
 	return err;
 }
 
-/* Head text ends where the first function with an ftrace call site starts */
+static bool is_endbr64(struct kmeta_image *img, uint64_t addr)
+{
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	const unsigned char *p = kmeta_bytes_at(img, addr, sizeof(endbr64));
+
+	return p && !memcmp(p, endbr64, sizeof(endbr64));
+}
+
+/*
+ * Head text ends where the first function with an ftrace call site starts: at +0, or
+ * at +4 after the endbr64 of an IBT kernel (6.2+).
+ */
 static uint64_t find_head_end(struct kmeta_image *img)
 {
 	struct kmeta_sym *s = kmeta_find_sym_by_name(img, "__fentry__");
@@ -380,8 +392,10 @@ static uint64_t find_head_end(struct kmeta_image *img)
 
 		if (a < img->text_start)
 			continue;
+		if (is_endbr64(img, a))		/* IBT: the fentry call follows endbr64 */
+			a += 4;
 		if (!kmeta_insn_decode(img, a, &in) && in.kind == KI_CALL && in.target == s->addr) {
-			best = a;
+			best = img->funcs[i]->addr;
 			break;
 		}
 	}

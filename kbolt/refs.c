@@ -317,11 +317,49 @@ static int mark_relocs(struct opt *opt)
 	return kmeta_for_each_reloc(opt->img, mark_reloc, opt) ? -1 : 0;
 }
 
+/* Without relocations a value equal to an address inside f could not be rewritten */
+static void data_value_hit(void *ctx, uint64_t at, uint64_t target)
+{
+	struct opt *opt = ctx;
+	struct func *f = find_func_containing(opt, target);
+
+	(void)at;
+	if (f)
+		skip_func(opt, f, SKIP_DATA_VALUE, target);
+}
+
+/*
+ * No relocations: every loaded byte outside the tables, code included (immediates
+ * such as "mov $label, %reg"), read as a possible address inside a function that may
+ * be rewritten.  A false match only costs that function; so the functions hit are
+ * left alone, whatever the value really is.
+ */
+static int mark_data_values(struct opt *opt)
+{
+	struct kmeta_range *r = xmalloc((opt->nr_funcs + 1) * sizeof(*r));
+	size_t nr = 0;
+	int err;
+
+	for (size_t i = 0; i < opt->nr_funcs; i++) {
+		struct func *f = &opt->funcs[i];
+
+		if (f->decoded && is_rewritable(f))
+			r[nr++] = (struct kmeta_range){ f->sym->addr, f->sym->addr + f->sym->size };
+	}
+	err = kmeta_scan_abs_refs(opt->img, r, nr, data_value_hit, opt);
+	if (err)
+		pr_err(opt->img->path, "cannot scan the image for addresses: %s", strerror(-err));
+	free(r);
+	return err;
+}
+
 int collect_refs(struct opt *opt)
 {
 	if (decode_extra(opt) || mark_tables(opt))
 		return -1;
 	check_orc(opt);
 	mark_code_refs(opt);
+	if (opt->no_relocs && mark_data_values(opt))
+		return -1;
 	return mark_relocs(opt);
 }
