@@ -81,6 +81,13 @@ static void mark_table_entry(struct opt *opt, struct kmeta_table *t, const struc
 		f->ops[i].target = e->val[1];
 	} else if (!strcmp(t->desc->name, "bug_table") && (e->val[3] & BUGFLAG_WARNING)) {
 		f->ops[i].flags |= OP_WARN;
+	} else if (!strcmp(t->desc->name, "mcount_loc") && i > 0) {
+		/*
+		 * IBT: the fentry call right after endbr64.  ftrace, kprobes and BPF
+		 * trampolines look for it at +4; the relocation of its __mcount_loc slot
+		 * would make it a block of its own, which a layout could move away.
+		 */
+		f->ops[i].flags |= OP_GLUED;
 	}
 }
 
