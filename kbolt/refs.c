@@ -50,6 +50,22 @@ static void add_ref(struct opt *opt, uint64_t addr, uint16_t flags)
 		f->ops[i].flags |= flags;
 }
 
+/*
+ * A runtime constant (6.11+) points at the immediate inside its instruction
+ * (runtime_const_init() writes the value there at boot): the field moves with the
+ * instruction, whose encoding is kept (rewrite.c maps it with map_field()).
+ */
+static void mark_runtime_const(struct opt *opt, const struct kmeta_entry *e)
+{
+	struct func *f = find_func_containing(opt, e->site);
+	long i = f && f->decoded ? find_op_containing(f, e->site) : -1;
+
+	if (i >= 0)
+		f->ops[i].flags |= OP_FIXED;
+	else if (f && f->decoded)
+		skip_func(opt, f, SKIP_MID_INSN_REF, e->site);
+}
+
 static void mark_table_entry(struct opt *opt, struct kmeta_table *t, const struct kmeta_entry *e)
 {
 	const struct layout *l = t->layout;
@@ -104,7 +120,11 @@ static int mark_tables(struct opt *opt)
 		for (size_t k = 0; k < t->nr_slots; k++) {
 			if (table_read_entry(t, k, &e))
 				return -1;
-			if (!e.filler)
+			if (e.filler)
+				continue;
+			if (!strcmp(t->desc->name, "runtime_const"))
+				mark_runtime_const(opt, &e);
+			else
 				mark_table_entry(opt, t, &e);
 		}
 	}
@@ -305,6 +325,8 @@ static int mark_reloc(void *ctx, struct kmeta_sec *target, const struct kmeta_re
 
 	if (!strcmp(target->name, ".orc_unwind_ip"))
 		return 0;	/* ORC is regenerated (and 6.1 sorts it after linking) */
+	if (!strncmp(target->name, "runtime_", 8))
+		return 0;	/* a runtime constant's slot: mark_runtime_const() */
 	if (!(target->flags & SHF_EXECINSTR)) {
 		add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
 		return 0;
