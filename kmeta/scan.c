@@ -201,14 +201,16 @@ static bool may_be_operand(struct kmeta_image *img, uint64_t at, unsigned int si
 	return lo == fi->nr || fi->off[lo] >= off + size;
 }
 
-static void abs_hit(struct abs_scan *s, const struct kmeta_sec *sec, uint64_t at,
+/* Report target if it is inside a range and may be a value at `at`; true if reported */
+static bool abs_hit(struct abs_scan *s, const struct kmeta_sec *sec, uint64_t at,
 		    unsigned int size, uint64_t target)
 {
 	if (!is_inside(&s->rb, target))
-		return;
+		return false;
 	if ((sec->flags & SHF_EXECINSTR) && !may_be_operand(s->img, at, size))
-		return;
+		return false;
 	s->fn(s->ctx, at, target);
+	return true;
 }
 
 /*
@@ -226,11 +228,11 @@ static void scan_values_at(struct abs_scan *s, const struct kmeta_sec *sec, uint
 {
 	const unsigned char *p = sec->data + k;
 	uint64_t left = sec->size - k, at = sec->addr + k, v8 = 0, v4;
-	bool data = !(sec->flags & SHF_EXECINSTR);
+	bool data = !(sec->flags & SHF_EXECINSTR), seen8 = false;
 
 	if (left >= 8) {
 		v8 = get_u64(p);
-		abs_hit(s, sec, at, 8, v8);
+		seen8 = abs_hit(s, sec, at, 8, v8);
 		if (data && !(at & 7))
 			abs_hit(s, sec, at, 8, at + v8);
 	}
@@ -239,7 +241,7 @@ static void scan_values_at(struct abs_scan *s, const struct kmeta_sec *sec, uint
 	if (data && (at & 3))
 		return;
 	v4 = (uint64_t)(int64_t)s32(p);
-	if (v4 != v8)		/* not the low half of the pointer just seen */
+	if (!seen8 || v4 != v8)	/* not the low half of the pointer just reported */
 		abs_hit(s, sec, at, 4, v4);
 	if (data)
 		abs_hit(s, sec, at, 4, at + v4);
