@@ -29,6 +29,8 @@ static const char *const skip_names[SKIP_NR] = {
 	[SKIP_ODD_TRAP] = "ud2 outside the bug table with bytes after it",
 	[SKIP_NO_FIT] = "no layout fits in its bytes",
 	[SKIP_ORC_BUDGET] = "ORC table full",
+	[SKIP_DATA_VALUE] = "address inside it held as a value, no relocations to rewrite it",
+	[SKIP_PADDING] = "padding or CFI preamble before a function",
 };
 
 const char *skip_reason_name(unsigned int why)
@@ -102,6 +104,19 @@ static uint64_t sym_addr(struct kmeta_image *img, const char *name)
 	struct kmeta_sym *s = kmeta_find_sym_by_name(img, name);
 
 	return s ? s->addr : 0;
+}
+
+/*
+ * 6.2+ (CONFIG_FUNCTION_PADDING_BYTES): __pfx_foo covers the 16 bytes before foo, nops
+ * that call-depth tracking overwrites at boot with its accounting thunk (callthunks.c
+ * patch_dest() refuses padding that is not nops), and that FineIBT rewrites; with kCFI
+ * __cfi_foo holds "movl $hash, %eax", the hash the caller reads at foo-15.  They are not
+ * functions: execution falls through them into foo, and their bytes must stay as they
+ * are.  They are left alone and not counted.
+ */
+static bool is_padding_sym(const char *name)
+{
+	return !strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6);
 }
 
 /* Code whose layout the kernel depends on, or that runs before it is itself */
@@ -354,7 +369,18 @@ static int decode_lite(struct opt *opt)
 	return err;
 }
 
-/* Head text ends where the first function with an ftrace call site starts */
+static bool is_endbr64(struct kmeta_image *img, uint64_t addr)
+{
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	const unsigned char *p = kmeta_bytes_at(img, addr, sizeof(endbr64));
+
+	return p && !memcmp(p, endbr64, sizeof(endbr64));
+}
+
+/*
+ * Head text ends where the first function with an ftrace call site starts: at +0, or
+ * at +4 after the endbr64 of an IBT kernel (6.2+).
+ */
 static uint64_t find_head_end(struct kmeta_image *img)
 {
 	struct kmeta_sym *s = kmeta_find_sym_by_name(img, "__fentry__");
@@ -366,8 +392,10 @@ static uint64_t find_head_end(struct kmeta_image *img)
 
 		if (a < img->text_start)
 			continue;
+		if (is_endbr64(img, a))		/* IBT: the fentry call follows endbr64 */
+			a += 4;
 		if (!kmeta_insn_decode(img, a, &in) && in.kind == KI_CALL && in.target == s->addr) {
-			best = a;
+			best = img->funcs[i]->addr;
 			break;
 		}
 	}
@@ -407,7 +435,10 @@ void init_funcs(struct opt *opt)
 
 		if (f->alias)
 			continue;
-		if ((o->nr_funcs && !matches_any(name, o->funcs, o->nr_funcs)) ||
+		if (is_padding_sym(name)) {
+			f->pad = true;
+			skip_func(opt, f, SKIP_PADDING, f->sym->addr);
+		} else if ((o->nr_funcs && !matches_any(name, o->funcs, o->nr_funcs)) ||
 		    matches_any(name, o->skip_funcs, o->nr_skip_funcs))
 			skip_func(opt, f, SKIP_FILTERED, f->sym->addr);
 		else if (in_fixed_area(opt, f->sym->addr) || !strcmp(name, "pvh_start_xen"))

@@ -41,6 +41,8 @@ enum skip_reason {
 	SKIP_ODD_TRAP,		/* a ud2 with no bug-table entry, code after it */
 	SKIP_NO_FIT,		/* no layout fits in the function's bytes */
 	SKIP_ORC_BUDGET,	/* its ORC entries would overflow the table */
+	SKIP_DATA_VALUE,	/* no relocations: a value equal to an address inside it */
+	SKIP_PADDING,		/* __pfx_/__cfi_: padding or preamble, not a function */
 	SKIP_NR
 };
 
@@ -132,6 +134,7 @@ struct func {
 	uint32_t orc_old, orc_new;
 	unsigned char skip;	/* enum skip_reason */
 	bool alias;		/* same range as the previous function: not separate */
+	bool pad;		/* __pfx_/__cfi_ bytes before a function: never counted */
 	bool moved;		/* new bytes differ from the old */
 	bool decoded;
 	bool want_decode;	/* lite: may point into a function being rewritten */
@@ -176,6 +179,12 @@ struct opt {
 	 * the code that may point into them, found by kmeta_scan_rel_refs()
 	 */
 	bool lite;
+	/*
+	 * No .rela sections (6.2+ builds strip them): addresses in data and immediates
+	 * are found by kmeta_scan_abs_refs(), and every function one may point into
+	 * is left alone
+	 */
+	bool no_relocs;
 	/* ORC, read once: old ips (sorted) and their 6-byte entries */
 	uint64_t *orc_ips;
 	const unsigned char *orc_entries;

@@ -48,6 +48,7 @@ struct opt_stats {
 	uint64_t moved_weight, unchanged_weight, total_weight;
 	size_t added_jmps, elided_jmps, inverted, widened_jl;
 	size_t orc_entries;
+	bool no_relocs;
 	struct dyno_stats dyno;	/* with a profile */
 };
 
@@ -65,12 +66,7 @@ static int open_inputs(struct opt *opt, const char *in)
 		       "symbol table");
 		return -EINVAL;
 	}
-	if (!kmeta_find_sec_by_name(opt->img, ".rela.text")) {
-		pr_err(in, "no .rela.text section: this vmlinux was linked without --emit-relocs "
-		       "or had them stripped, and kbolt cannot yet prove every reference into "
-		       "code without them");
-		return -EINVAL;
-	}
+	opt->no_relocs = !kmeta_find_sec_by_name(opt->img, ".rela.text");
 	if (!opt->o->profile)
 		return 0;
 	opt->prof = prof_read(opt->o->profile);
@@ -128,11 +124,12 @@ static void gather_stats(struct opt *opt, struct opt_stats *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->total_weight = opt->total_weight;
+	s->no_relocs = opt->no_relocs;
 	for (size_t i = 0; i < opt->nr_funcs; i++) {
 		const struct func *f = &opt->funcs[i];
 		bool multi = f->nr_bbs >= 2;
 
-		if (f->alias)
+		if (f->alias || f->pad)
 			continue;
 		s->funcs++;
 		s->multi_block += multi;
@@ -177,7 +174,7 @@ static void print_stats_text(const struct opt_stats *s, bool have_profile)
 		printf("  kept as they were, not analysed: %zu (no profile weight)\n",
 		       s->not_analysed);
 	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++) {
-		if (!s->skips[r])
+		if (!s->skips[r] || r == SKIP_PADDING)
 			continue;
 		printf("  skipped, %s: %zu", skip_reason_name(r), s->skips[r]);
 		if (have_profile)
@@ -191,6 +188,10 @@ static void print_stats_text(const struct opt_stats *s, bool have_profile)
 	printf("branches: %zu jmps added, %zu jmps removed, %zu jccs inverted, %zu jump-label "
 	       "sites widened to 5 bytes\n", s->added_jmps, s->elided_jmps, s->inverted,
 	       s->widened_jl);
+	if (s->no_relocs)
+		printf("relocations: none: addresses in data and immediates found by reading "
+		       "every loaded byte as one, %zu functions left alone for a value that may "
+		       "point inside\n", s->skips[SKIP_DATA_VALUE]);
 	if (have_profile)
 		dyno_print_text(&s->dyno);
 }
@@ -218,6 +219,8 @@ static void print_stats_json(const struct opt_stats *s, bool pretty)
 	json_key(&j, "skipped");
 	json_obj_open(&j);
 	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++) {
+		if (r == SKIP_PADDING)
+			continue;
 		json_key(&j, skip_reason_name(r));
 		json_obj_open(&j);
 		json_key(&j, "functions");
@@ -233,6 +236,8 @@ static void print_stats_json(const struct opt_stats *s, bool pretty)
 	json_u64(&j, s->moved_weight);
 	json_key(&j, "kept_weight");
 	json_u64(&j, s->unchanged_weight);
+	json_key(&j, "relocations");
+	json_bool(&j, !s->no_relocs);
 	json_key(&j, "jmps_added");
 	json_u64(&j, s->added_jmps);
 	json_key(&j, "jmps_removed");
@@ -420,6 +425,9 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 		verifier_free(v);
 	if (tmp)
 		err = output_finish(tmp, out, err);
+	if (!err && s.no_relocs)
+		pr_info(in, "no relocations: the output cannot be made into a KASLR bzImage "
+			"(run kbolt on the vmlinux before the build strips its .rela sections)");
 	if (!err && rep->stats) {
 		if (rep->json)
 			print_stats_json(&s, rep->pretty);

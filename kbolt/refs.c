@@ -50,6 +50,22 @@ static void add_ref(struct opt *opt, uint64_t addr, uint16_t flags)
 		f->ops[i].flags |= flags;
 }
 
+/*
+ * A runtime constant (6.11+) points at the immediate inside its instruction
+ * (runtime_const_init() writes the value there at boot): the field moves with the
+ * instruction, whose encoding is kept (rewrite.c maps it with map_field()).
+ */
+static void mark_runtime_const(struct opt *opt, const struct kmeta_entry *e)
+{
+	struct func *f = find_func_containing(opt, e->site);
+	long i = f && f->decoded ? find_op_containing(f, e->site) : -1;
+
+	if (i >= 0)
+		f->ops[i].flags |= OP_FIXED;
+	else if (f && f->decoded)
+		skip_func(opt, f, SKIP_MID_INSN_REF, e->site);
+}
+
 static void mark_table_entry(struct opt *opt, struct kmeta_table *t, const struct kmeta_entry *e)
 {
 	const struct layout *l = t->layout;
@@ -81,6 +97,13 @@ static void mark_table_entry(struct opt *opt, struct kmeta_table *t, const struc
 		f->ops[i].target = e->val[1];
 	} else if (!strcmp(t->desc->name, "bug_table") && (e->val[3] & BUGFLAG_WARNING)) {
 		f->ops[i].flags |= OP_WARN;
+	} else if (!strcmp(t->desc->name, "mcount_loc") && i > 0) {
+		/*
+		 * IBT: the fentry call right after endbr64.  ftrace, kprobes and BPF
+		 * trampolines look for it at +4; the relocation of its __mcount_loc slot
+		 * would make it a block of its own, which a layout could move away.
+		 */
+		f->ops[i].flags |= OP_GLUED;
 	}
 }
 
@@ -97,7 +120,11 @@ static int mark_tables(struct opt *opt)
 		for (size_t k = 0; k < t->nr_slots; k++) {
 			if (table_read_entry(t, k, &e))
 				return -1;
-			if (!e.filler)
+			if (e.filler)
+				continue;
+			if (!strcmp(t->desc->name, "runtime_const"))
+				mark_runtime_const(opt, &e);
+			else
 				mark_table_entry(opt, t, &e);
 		}
 	}
@@ -298,6 +325,8 @@ static int mark_reloc(void *ctx, struct kmeta_sec *target, const struct kmeta_re
 
 	if (!strcmp(target->name, ".orc_unwind_ip"))
 		return 0;	/* ORC is regenerated (and 6.1 sorts it after linking) */
+	if (!strncmp(target->name, "runtime_", 8))
+		return 0;	/* a runtime constant's slot: mark_runtime_const() */
 	if (!(target->flags & SHF_EXECINSTR)) {
 		add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
 		return 0;
@@ -317,11 +346,49 @@ static int mark_relocs(struct opt *opt)
 	return kmeta_for_each_reloc(opt->img, mark_reloc, opt) ? -1 : 0;
 }
 
+/* Without relocations a value equal to an address inside f could not be rewritten */
+static void data_value_hit(void *ctx, uint64_t at, uint64_t target)
+{
+	struct opt *opt = ctx;
+	struct func *f = find_func_containing(opt, target);
+
+	(void)at;
+	if (f)
+		skip_func(opt, f, SKIP_DATA_VALUE, target);
+}
+
+/*
+ * No relocations: every loaded byte outside the tables, code included (immediates
+ * such as "mov $label, %reg"), read as a possible address inside a function that may
+ * be rewritten.  A false match only costs that function; so the functions hit are
+ * left alone, whatever the value really is.
+ */
+static int mark_data_values(struct opt *opt)
+{
+	struct kmeta_range *r = xmalloc((opt->nr_funcs + 1) * sizeof(*r));
+	size_t nr = 0;
+	int err;
+
+	for (size_t i = 0; i < opt->nr_funcs; i++) {
+		struct func *f = &opt->funcs[i];
+
+		if (f->decoded && is_rewritable(f))
+			r[nr++] = (struct kmeta_range){ f->sym->addr, f->sym->addr + f->sym->size };
+	}
+	err = kmeta_scan_abs_refs(opt->img, r, nr, data_value_hit, opt);
+	if (err)
+		pr_err(opt->img->path, "cannot scan the image for addresses: %s", strerror(-err));
+	free(r);
+	return err;
+}
+
 int collect_refs(struct opt *opt)
 {
 	if (decode_extra(opt) || mark_tables(opt))
 		return -1;
 	check_orc(opt);
 	mark_code_refs(opt);
+	if (opt->no_relocs && mark_data_values(opt))
+		return -1;
 	return mark_relocs(opt);
 }

@@ -109,6 +109,12 @@ static bool map_cb(void *ctx, uint64_t addr, uint64_t *out)
 	return map_addr(ctx, addr, out);
 }
 
+/* A runtime constant's site is the immediate inside its instruction (refs.c) */
+static bool map_field_cb(void *ctx, uint64_t addr, uint64_t *out)
+{
+	return map_field(ctx, addr, out);
+}
+
 /* Slots that sorting moved, for the relocations that apply to them */
 struct moved_slots {
 	uint64_t start, end;
@@ -126,7 +132,8 @@ static int rewrite_tables(struct opt *opt, struct moved_slots **ms, size_t *nr_m
 			return -EINVAL;
 		if (!t->present || !strcmp(t->desc->name, "orc"))
 			continue;
-		if (table_remap(t, map_cb, opt, &perm, &changed))
+		if (table_remap(t, strcmp(t->desc->name, "runtime_const") ? map_cb : map_field_cb,
+				opt, &perm, &changed))
 			return -EINVAL;
 		if (!perm)
 			continue;
@@ -200,7 +207,9 @@ static int rewrite_rela_entry(struct opt *opt, struct kmeta_sec *target, unsigne
 		return 0;
 	s = opt->img->syms[sym].addr;
 	ref = in_code && kmeta_reloc_is_pcrel(type) ? code_ref(opt, p, s + a) : s + a;
-	if (!map_addr(opt, ref, &new_ref) || !map_place(opt, ms, nr_ms, p, &new_p)) {
+	/* a runtime constant's slot points inside its instruction (refs.c) */
+	if (!(strncmp(target->name, "runtime_", 8) ? map_addr : map_field)(opt, ref, &new_ref) ||
+	    !map_place(opt, ms, nr_ms, p, &new_p)) {
 		char at[KMETA_ADDR_STR_SIZE];
 
 		pr_err(opt->img->path, ".rela%s: relocation at %s cannot be mapped", target->name,

@@ -354,6 +354,7 @@ int verify_run(struct verifier *v, const char *new, const struct verify_report *
 	verify_orc(v);
 	verify_tables(v);
 	verify_relocs(v);
+	verify_values(v);
 	if (v->errors > MAX_REPORTS)
 		pr_err(new, "verify: %zu more problems not shown", v->errors - MAX_REPORTS);
 	if (!rep->quiet || v->errors)

@@ -102,4 +102,7 @@ void verify_orc(struct verifier *v);
 void verify_tables(struct verifier *v);
 void verify_relocs(struct verifier *v);
 
+/* verify_values.c: without relocations, no address in data may point into moved code */
+void verify_values(struct verifier *v);
+
 #endif

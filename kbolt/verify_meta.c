@@ -54,7 +54,8 @@ static bool map_site(struct verifier *v, struct kmeta_table *t, struct kmeta_ent
 	for (unsigned int i = 0; i < TABLE_MAX_FIELDS && t->layout->fields[i].name; i++) {
 		if (t->layout->fields[i].role != FR_SITE || e->filler)
 			continue;
-		if (!vmap(v, e->val[i], &e->val[i]))
+		/* a runtime constant's site is a byte inside its instruction */
+		if (!vmap(v, e->val[i], &e->val[i]) && !vmap_place(v, e->val[i], &e->val[i]))
 			return false;
 		e->site = e->val[i];
 	}
@@ -184,7 +185,8 @@ static void check_rela_entry(struct verifier *v, struct kmeta_sec *target,
 			verify_fail(v, pa, "relocation addend changed for an unmoved target");
 		return;
 	}
-	if (!equiv(v, ref_a, ref_b))
+	/* or a byte inside an instruction (a runtime constant's immediate) moved with it */
+	if (!equiv(v, ref_a, ref_b) && !(vmap_place(v, ref_a, &pm) && pm == ref_b))
 		verify_fail(v, pa, "relocation target not moved with the code it points to");
 }
 

@@ -251,6 +251,15 @@ static inline bool kmeta_insn_ends_flow(const struct kmeta_insn *insn)
 typedef void (*kmeta_scan_fn)(void *ctx, uint64_t at, uint64_t target);
 int kmeta_scan_rel_refs(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
 			kmeta_scan_fn fn, void *ctx);
+/*
+ * Every loaded byte but the tables kmeta knows, read as the possible start of an
+ * address inside the ranges: an 8-byte value, a sign-extended 4-byte value, and
+ * outside code a 4-byte offset from its own address.  For a kernel without
+ * relocations, where such a value is a number like any other: a superset of the
+ * references from data and from immediates.  0 or a negative errno.
+ */
+int kmeta_scan_abs_refs(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
+			kmeta_scan_fn fn, void *ctx);
 
 /*
  * tables/orc.c: the ORC table as parallel arrays, the ips (malloc'ed, in table order)

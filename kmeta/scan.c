@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "table.h"
 
 #define SCAN_RELEASE (1 << 20)
 
@@ -75,24 +76,34 @@ static void scan_at(const struct range_bits *rb, const struct kmeta_sec *sec, ui
 	}
 }
 
+/* The bitmap of the insides of sorted, disjoint ranges r; 0 or a negative errno */
+static int range_bits_init(struct range_bits *rb, const struct kmeta_range *r, size_t nr)
+{
+	rb->base = r[0].start;
+	rb->size = r[nr - 1].end - rb->base;
+	for (size_t i = 1; i < nr; i++)
+		if (r[i].start < r[i - 1].end)
+			return -EINVAL;		/* not sorted, or overlapping */
+	if (rb->size > (1ULL << 33))
+		return -E2BIG;
+	rb->bits = xcalloc(rb->size / 8 + 1, 1);
+	for (size_t i = 0; i < nr; i++)
+		set_inside(rb, &r[i]);
+	return 0;
+}
+
 int kmeta_scan_rel_refs(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
 			kmeta_scan_fn fn, void *ctx)
 {
 	struct range_bits rb;
 	bool may_start[256];
+	int err;
 
 	if (!nr)
 		return 0;
-	rb.base = r[0].start;
-	rb.size = r[nr - 1].end - rb.base;
-	for (size_t i = 1; i < nr; i++)
-		if (r[i].start < r[i - 1].end)
-			return -EINVAL;		/* not sorted, or overlapping */
-	if (rb.size > (1ULL << 33))
-		return -E2BIG;
-	rb.bits = xcalloc(rb.size / 8 + 1, 1);
-	for (size_t i = 0; i < nr; i++)
-		set_inside(&rb, &r[i]);
+	err = range_bits_init(&rb, r, nr);
+	if (err)
+		return err;
 	first_bytes(may_start);
 	for (size_t i = 1; i < img->nr_secs; i++) {
 		const struct kmeta_sec *sec = &img->secs[i];
@@ -110,4 +121,172 @@ int kmeta_scan_rel_refs(struct kmeta_image *img, const struct kmeta_range *r, si
 	}
 	free(rb.bits);
 	return 0;
+}
+
+/*
+ * kallsyms (scripts/kallsyms.c): symbol addresses, names and their indexes, nothing
+ * else: no symbol is inside a function kbolt rewrites, and kallsyms_offsets, whose
+ * per-cpu entries are negative, reads as thousands of offsets into code.  From
+ * kallsyms_num_syms to the end of kallsyms_seqs_of_names, 3 bytes a symbol.
+ */
+static bool kallsyms_area(struct kmeta_image *img, struct kmeta_range *r)
+{
+	struct kmeta_sym *num = kmeta_find_sym_by_name(img, "kallsyms_num_syms");
+	struct kmeta_sym *seqs = kmeta_find_sym_by_name(img, "kallsyms_seqs_of_names");
+	const unsigned char *p = num ? kmeta_bytes_at(img, num->addr, 4) : NULL;
+
+	if (!p || !seqs || seqs->addr < num->addr)
+		return false;
+	*r = (struct kmeta_range){ num->addr, seqs->addr + 3ULL * get_u32(p) };
+	return true;
+}
+
+/*
+ * The slots of every table kmeta knows (their entries are read field by field) and
+ * kallsyms, sorted
+ */
+static int table_areas(struct kmeta_image *img, struct kmeta_range **out, size_t *nr)
+{
+	struct kmeta_range *v = NULL;
+	size_t cap = 0;
+
+	*nr = 0;
+	for (unsigned int d = 0; d < nr_table_descs; d++) {
+		struct kmeta_table *t = table_get(img, table_descs[d]);
+
+		if (!t) {
+			free(v);
+			return -EINVAL;
+		}
+		for (unsigned int k = 0; t->present && k < t->nr_ranges; k++) {
+			GROW(v, cap, *nr + 1);
+			v[(*nr)++] = (struct kmeta_range){ t->ranges[k].addr,
+							   t->ranges[k].addr + t->ranges[k].size };
+		}
+	}
+	GROW(v, cap, *nr + 1);
+	*nr += kallsyms_area(img, &v[*nr]);
+	if (*nr)
+		sort_array(v, *nr, sizeof(*v), kmeta_cmp_range);
+	*out = v;
+	return 0;
+}
+
+struct abs_scan {
+	struct kmeta_image *img;
+	struct range_bits rb;
+	kmeta_scan_fn fn;
+	void *ctx;
+};
+
+/*
+ * In code a value is an operand, inside one instruction after its first byte: a
+ * window of size bytes that starts an instruction or crosses the end of one, in a
+ * function that decodes, is not one ("48 81" ending a window would look like
+ * 0xffffffff8148xxxx).  Anywhere else it may be.
+ */
+static bool may_be_operand(struct kmeta_image *img, uint64_t at, unsigned int size)
+{
+	struct kmeta_sym *func = kmeta_find_func_containing(img, at);
+	const struct kmeta_func_insns *fi = func ? kmeta_func_decode(img, func) : NULL;
+	uint32_t off, lo = 0, hi;
+
+	if (!fi || (fi->bad_addr && at + size > fi->bad_addr) || at + size > fi->end)
+		return true;
+	off = at - fi->start;
+	hi = fi->nr;
+	while (lo < hi) {	/* the first instruction starting after off */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (fi->off[mid] <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && fi->off[lo - 1] == off)
+		return false;	/* an opcode starts there ("e8 49 69 81": a call) */
+	return lo == fi->nr || fi->off[lo] >= off + size;
+}
+
+/* Report target if it is inside a range and may be a value at `at`; true if reported */
+static bool abs_hit(struct abs_scan *s, const struct kmeta_sec *sec, uint64_t at,
+		    unsigned int size, uint64_t target)
+{
+	if (!is_inside(&s->rb, target))
+		return false;
+	if ((sec->flags & SHF_EXECINSTR) && !may_be_operand(s->img, at, size))
+		return false;
+	s->fn(s->ctx, at, target);
+	return true;
+}
+
+/*
+ * The values that may be addresses at byte k of sec.  8 bytes at any alignment (a
+ * pointer, a movabs immediate; packed notes hold unaligned pointers), 4 bytes
+ * sign-extended (the kernel code model's imm32 and disp32): in code at any offset
+ * inside an instruction, in data 4-byte aligned.  In data also the offsets from the
+ * field's own address (PREL32, PC64), aligned.  Every 32-bit and PC-relative
+ * relocation of the lab's 6.12 build's data is 4-byte aligned (the compiler and the
+ * kernel's table macros align them); unaligned 4-byte windows of ordinary pointers
+ * would otherwise read as thousands of addresses in code.  In code the relative
+ * references are kmeta_scan_rel_refs()'s.
+ */
+static void scan_values_at(struct abs_scan *s, const struct kmeta_sec *sec, uint64_t k)
+{
+	const unsigned char *p = sec->data + k;
+	uint64_t left = sec->size - k, at = sec->addr + k, v8 = 0, v4;
+	bool data = !(sec->flags & SHF_EXECINSTR), seen8 = false;
+
+	if (left >= 8) {
+		v8 = get_u64(p);
+		seen8 = abs_hit(s, sec, at, 8, v8);
+		if (data && !(at & 7))
+			abs_hit(s, sec, at, 8, at + v8);
+	}
+	if (left < 4)
+		return;
+	if (data && (at & 3))
+		return;
+	v4 = (uint64_t)(int64_t)s32(p);
+	if (!seen8 || v4 != v8)	/* not the low half of the pointer just reported */
+		abs_hit(s, sec, at, 4, v4);
+	if (data)
+		abs_hit(s, sec, at, 4, at + v4);
+}
+
+int kmeta_scan_abs_refs(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
+			kmeta_scan_fn fn, void *ctx)
+{
+	struct abs_scan s = { .img = img, .fn = fn, .ctx = ctx };
+	struct kmeta_range *areas;
+	size_t nr_areas;
+	int err;
+
+	if (!nr)
+		return 0;
+	err = table_areas(img, &areas, &nr_areas);
+	if (err)
+		return err;
+	err = range_bits_init(&s.rb, r, nr);
+	for (size_t i = 1; !err && i < img->nr_secs; i++) {
+		const struct kmeta_sec *sec = &img->secs[i];
+		size_t a = 0;
+
+		if (!sec->data || !(sec->flags & SHF_ALLOC))
+			continue;
+		for (uint64_t k = 0; k < sec->size; k++) {
+			uint64_t at = sec->addr + k;
+
+			while (a < nr_areas && areas[a].end <= at)
+				a++;
+			if (a < nr_areas && at >= areas[a].start)
+				k = areas[a].end - sec->addr - 1;	/* skip the table */
+			else
+				scan_values_at(&s, sec, k);
+		}
+	}
+	if (!err)
+		free(s.rb.bits);
+	free(areas);
+	return err;
 }

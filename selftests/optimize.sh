@@ -158,8 +158,6 @@ refused() {	# refused DESCRIPTION REGEX ARGS...: optimize fails, says REGEX, wri
 	fi
 	[ -z "$(ls -A "$tmp" | grep '^\.kbolt-')" ] || fail "$d: a temporary file was left"
 }
-refused "a vmlinux without .rela sections (Debian 6.12) is refused" 'no \.rela\.text section' \
-	"$VMLINUX_612" --layout random --seed 1
 objcopy --strip-all "$VMLINUX_61" "$tmp/stripped"
 refused "a stripped vmlinux is refused" 'no symbol table' "$tmp/stripped" \
 	--layout random --seed 1

@@ -2,7 +2,8 @@
 /*
  * Unit tests of libkmeta's image model on the Debian kernels: symbols and the function
  * lookup, .cold fragments and their parents, the relocation index, BTF layouts, the
- * instruction decoder, and the patch-site ranges.  Paths come from the environment
+ * instruction decoder, the patch-site ranges, and the scan for addresses that stands in
+ * for relocations.  Paths come from the environment
  * (VMLINUX_61, VMLINUX_612); a missing kernel is a skip.  TAP output.
  */
 #include <stdio.h>
@@ -149,6 +150,104 @@ static void test_sites(struct kmeta_image *img, const char *label)
 	   "%s: inside-a-site excludes the site's start", label);
 }
 
+/* kmeta_scan_abs_refs(): the reports, sorted by place */
+struct scan_census {
+	uint64_t *at;
+	size_t nr, cap;
+	uint64_t lo, hi;	/* a function whose body must be reported, if any */
+	size_t in_func;
+};
+
+static void census_hit(void *ctx, uint64_t at, uint64_t target)
+{
+	struct scan_census *c = ctx;
+
+	if (c->nr == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 4096;
+		c->at = realloc(c->at, c->cap * sizeof(*c->at));
+	}
+	c->at[c->nr++] = at;
+	c->in_func += target > c->lo && target < c->hi;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct reloc_check {
+	struct kmeta_image *img;
+	struct scan_census *c;
+	size_t checked, missed;
+};
+
+static bool in_table(struct kmeta_image *img, uint64_t addr)
+{
+	for (unsigned int d = 0; d < nr_table_descs; d++) {
+		struct kmeta_table *t = table_get(img, table_descs[d]);
+
+		for (unsigned int k = 0; t && t->present && k < t->nr_ranges; k++)
+			if (addr >= t->ranges[k].addr && addr < t->ranges[k].addr + t->ranges[k].size)
+				return true;
+	}
+	return false;
+}
+
+/* A relocation of data into a function body must be among the scan's reports */
+static int check_reloc(void *ctx, struct kmeta_sec *sec, const struct kmeta_reloc *r)
+{
+	struct reloc_check *rc = ctx;
+	struct kmeta_sym *f = kmeta_find_func_containing(rc->img, r->target);
+
+	if ((sec->flags & SHF_EXECINSTR) || !(sec->flags & SHF_ALLOC) || !f ||
+	    r->target == f->addr || in_table(rc->img, r->addr))
+		return 0;
+	rc->checked++;
+	rc->missed += !bsearch(&r->addr, rc->c->at, rc->c->nr, sizeof(uint64_t), cmp_u64);
+	return 0;
+}
+
+/* The function bodies as sorted, disjoint ranges (symbols inside others dropped) */
+static struct kmeta_range *body_ranges(struct kmeta_image *img, size_t *nr)
+{
+	struct kmeta_range *r = calloc(img->nr_funcs, sizeof(*r));
+
+	*nr = 0;
+	for (size_t i = 0; i < img->nr_funcs; i++) {
+		struct kmeta_sym *f = img->funcs[i];
+
+		if (!f->size || (*nr && f->addr < r[*nr - 1].end))
+			continue;
+		r[(*nr)++] = (struct kmeta_range){ f->addr, f->addr + f->size };
+	}
+	return r;
+}
+
+static void test_scan_abs(struct kmeta_image *img, const char *label)
+{
+	struct kmeta_sym *bpf = kmeta_find_sym_by_name(img, "___bpf_prog_run");
+	struct scan_census c = { .lo = bpf ? bpf->addr : 0, .hi = bpf ? bpf->addr + bpf->size : 0 };
+	struct reloc_check rc = { .img = img, .c = &c };
+	size_t nr;
+	struct kmeta_range *r = body_ranges(img, &nr);
+	int err = kmeta_scan_abs_refs(img, r, nr, census_hit, &c);
+
+	ok(!err && c.nr > 0, "%s: the scan for addresses reports %zu values", label, c.nr);
+	/* its computed-goto table in .rodata holds absolute addresses into its body */
+	ok(bpf && c.in_func > 50, "%s: %zu of them lead into ___bpf_prog_run", label, c.in_func);
+	qsort(c.at, c.nr, sizeof(*c.at), cmp_u64);
+	if (kmeta_find_sec_by_name(img, ".rela.text")) {
+		kmeta_for_each_reloc(img, check_reloc, &rc);
+		ok(rc.checked > 0 && !rc.missed,
+		   "%s: every relocation of data into a body outside the tables is reported "
+		   "(%zu checked, %zu missed)", label, rc.checked, rc.missed);
+	}
+	free(c.at);
+	free(r);
+}
+
 static void run(const char *label, const char *env, int alt_size, const char *orc_bit)
 {
 	const char *path = getenv(env);
@@ -171,6 +270,7 @@ static void run(const char *label, const char *env, int alt_size, const char *or
 	test_btf(img, label, alt_size, orc_bit);
 	test_decoder(img, label);
 	test_sites(img, label);
+	test_scan_abs(img, label);
 	kmeta_close(img);
 }
 

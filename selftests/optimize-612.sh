@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# kbolt optimize on 6.12 kernels: Debian's cloud debug vmlinux, which has no .rela
+# sections (kbolt's no-relocations mode), and the lab's own 6.12 build, which keeps
+# them.  A random layout of each (and a profile layout of Debian's) verifies on its
+# own, passes kmeta check and boots through every workload; the coverage of each is
+# printed, and the no-relocations mode says its output cannot feed a KASLR bzImage.
+# The sanitized build runs the no-relocations pipeline on part of Debian's kernel.
+. "$(dirname "$0")/lib.sh"
+
+KBOLT=${KBOLT:-$top/kbolt/kbolt}
+case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
+LAB_612=$KBOLT_CACHE/build/6.12/out/vmlinux
+
+# json_get FILE EXPR: a value of kbolt's JSON statistics (the last line of FILE)
+json_get() {
+	tail -n 1 "$1" | /usr/bin/python3 -c "import json, sys; r = json.load(sys.stdin); print($2)"
+}
+
+# coverage FILE: the figures of one run, for the log
+coverage() {
+	json_get "$1" '"%d functions, %d rewritten (%.1f%% of %d with two or more blocks), %d left alone for a value in the image, relocations: %s" % (r["functions"], r["rewritten"], 100 * r["rewritten_multi_block"] / r["multi_block"], r["multi_block"], r["skipped"]["address inside it held as a value, no relocations to rewrite it"]["functions"], r["relocations"])'
+}
+
+# optimize_checked NAME VMLINUX OUT ARGS...: optimize, verify alone, kmeta check, boot
+optimize_checked() {
+	local name=$1 in=$2 out=$3
+	shift 3
+	if ! "$KBOLT" optimize "$@" -o "$out" --stats -j "$in" >"$out.stats" 2>"$out.err"; then
+		fail "$name: written and verified" "$(tail -n 5 "$out.err")"
+		return 1
+	fi
+	ok "$name: written and verified"
+	echo "# $name: $(coverage "$out.stats")"
+	check "... kbolt verify accepts it on its own" "$KBOLT" verify "$in" "$out"
+	check "... kmeta check passes" "$KMETA" check "$out"
+	vm_boot "... boots (PVH), every workload passes" --kernel "$out" --workload all
+}
+
+case "${OUT:-.build/default}" in
+*san*)
+	# the whole pipeline of the no-relocations mode, scan and proof included, on
+	# part of the kernel: everything is decoded and analysed, a few are rewritten
+	if [ -s "$VMLINUX_612" ]; then
+		out=$tmp/san
+		if "$KBOLT" optimize --layout random --seed 1 --funcs 'tcp_*' --funcs '*d_lookup*' \
+			-o "$out" --stats -j "$VMLINUX_612" >"$out.stats" 2>"$out.err"; then
+			ok "sanitized: random layout of tcp_* and *d_lookup* on Debian 6.12, verified"
+		else
+			fail "sanitized: random layout of tcp_* and *d_lookup* on Debian 6.12, verified" \
+				"$(tail -n 5 "$out.err")"
+		fi
+		check_match "... rewrote some" '^[1-9]' "$(json_get "$out.stats" 'r["rewritten"]')"
+	else
+		skip "sanitized 6.12 optimize" "not fetched: run scripts/fetch-kernels"
+	fi
+	done_testing
+	exit 0 ;;
+esac
+
+if [ -s "$VMLINUX_612" ]; then
+	out=$tmp/deb-r1
+	optimize_checked "Debian 6.12 (no relocations), random layout, seed 1" \
+		"$VMLINUX_612" "$out" --layout random --seed 1
+	check_eq "... --stats says there are no relocations" False \
+		"$(json_get "$out.stats" 'r["relocations"]')"
+	check "... kbolt says the output cannot feed a KASLR bzImage" \
+		grep -q "no relocations: the output cannot be made into a KASLR bzImage" "$out.err"
+	share=$(json_get "$out.stats" 'round(100 * r["rewritten_multi_block"] / r["multi_block"], 1)')
+	check_match "... moved blocks in $share% of multi-block functions" '^([6-9][0-9]|100)\.' "$share"
+	prof=$tmp/proc.prof
+	vm_boot "Debian 6.12: profile of proc recorded" --kernel "$VMLINUX_612" \
+		--deterministic --workload proc --record-profile "$prof"
+	optimize_checked "Debian 6.12 (no relocations), profile layout" \
+		"$VMLINUX_612" "$tmp/deb-p" --profile "$prof"
+else
+	skip "Debian 6.12 optimize tests" "not fetched: run scripts/fetch-kernels"
+fi
+
+if [ -s "$LAB_612" ]; then
+	out=$tmp/lab-r1
+	optimize_checked "lab 6.12 (relocations), random layout, seed 1" \
+		"$LAB_612" "$out" --layout random --seed 1
+	check_eq "... --stats says there are relocations" True \
+		"$(json_get "$out.stats" 'r["relocations"]')"
+else
+	skip "lab 6.12 optimize tests" "not built: run scripts/build-kernel 6.12"
+fi
+done_testing
