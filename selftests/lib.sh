@@ -117,3 +117,16 @@ need_proc_profile_61() {
 		exit 1
 	fi
 }
+
+# check_relocated DESCRIPTION VMLINUX: the last boot's console ($tmp/console) shows
+# _text away from VMLINUX's link address, where KASLR put it (any 2 MB step)
+check_relocated() {
+	local link ran
+	link=$(nm "$2" | awk '$3 == "_text" {print $1}')
+	ran=$(sed -n 's/^kbolt-lab: _text //p' "$tmp/console" | tr -d '\r')
+	if [ -n "$ran" ] && [ "$ran" != "$link" ]; then
+		ok "$1 (_text $link -> $ran)"
+	else
+		fail "$1" "linked at $link, ran at '${ran:-?}'"
+	fi
+}
