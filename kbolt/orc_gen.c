@@ -129,11 +129,34 @@ static int cmp_delta(const void *a, const void *b)
 	return x->sym->addr < y->sym->addr ? -1 : x->sym->addr > y->sym->addr;
 }
 
+/*
+ * With a profile, the weight is what to keep: the functions that need extra entries
+ * go least weight per extra entry first (a knapsack's greedy order).
+ */
+static int cmp_weight_per_entry(const void *a, const void *b)
+{
+	const struct func *x = *(struct func *const *)a, *y = *(struct func *const *)b;
+	int64_t dx = (int64_t)x->orc_new - x->orc_old, dy = (int64_t)y->orc_new - y->orc_old;
+	double kx, ky;
+
+	if ((dx > 0) != (dy > 0))
+		return dx > 0 ? -1 : 1;
+	if (dx <= 0)
+		return cmp_delta(a, b);
+	kx = (double)x->weight / dx;
+	ky = (double)y->weight / dy;
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	return cmp_delta(a, b);
+}
+
 static size_t table_size(struct opt *opt);
 
 /*
  * Functions whose new code needs more entries than the table has room for keep their
- * old code, those that need the most extra entries first, until the table fits.
+ * old code until the table fits: with a random layout those that need the most extra
+ * entries first (most functions stay rewritten), with a profile those with the least
+ * weight per extra entry (most weight stays in rewritten code).
  */
 int orc_fit_budget(struct opt *opt)
 {
@@ -143,7 +166,8 @@ int orc_fit_budget(struct opt *opt)
 	for (size_t i = 0; i < opt->nr_funcs; i++)
 		if (opt->funcs[i].moved)
 			moved[nr++] = &opt->funcs[i];
-	qsort(moved, nr, sizeof(*moved), cmp_delta);
+	qsort(moved, nr, sizeof(*moved),
+	      opt->o->layout == LAYOUT_RANDOM ? cmp_delta : cmp_weight_per_entry);
 	while ((size = table_size(opt)) > opt->nr_orc && next < nr) {
 		int64_t excess = size - opt->nr_orc;
 
