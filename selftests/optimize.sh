@@ -127,8 +127,9 @@ rm -f "$tmp/bad"
 
 # --- profile layout from a boot-lab profile, in both profile formats ---
 prof=$tmp/proc.prof
+# deterministic: the same profile every run, so the weight figures below are stable
 vm_boot "6.1: profile of proc and net recorded" --kernel "$VMLINUX_61" \
-	--workload proc --workload net --record-profile "$prof"
+	--workload proc --workload net --deterministic --record-profile "$prof"
 optimize_ok "6.1, profile layout: written and verified" "$tmp/p" "$VMLINUX_61" --profile "$prof"
 w=$(json_get "$tmp/p.stats" 'round(100 * (r["rewritten_weight"] + r["kept_weight"]) / r["profile_weight"], 2)')
 check_match "... profile weight in functions kbolt rewrote or proved already in order: $w%" \
