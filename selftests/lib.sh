@@ -82,24 +82,12 @@ done_testing() {
 	[ "$_tap_fail" -eq 0 ]
 }
 
-# proc_profile_61: the path of the proc profile of Debian's 6.1 that scripts/evaluate
-# and scripts/bench-optimize cache (under the kernel's build-id), recorded here first
-# if missing (a deterministic boot, about a minute); empty if the kernel is missing or
-# the recording failed.
+# proc_profile_61: the path of the proc profile of Debian's 6.1 that
+# scripts/cached-profile keeps for every tool, recorded first if missing; empty if the
+# kernel is missing or the recording failed.
 proc_profile_61() {
-	local build_id prof
 	[ -s "$VMLINUX_61" ] || return 0
-	build_id=$(readelf -n "$VMLINUX_61" 2>/dev/null | sed -n 's/.*Build ID: *//p' | head -n 1)
-	prof=$KBOLT_CACHE/bench/$build_id.proc.prof
-	if [ ! -s "$prof" ]; then
-		mkdir -p "$KBOLT_CACHE/bench"
-		"$top/scripts/vmtest" --kernel "$VMLINUX_61" --workload proc --deterministic \
-			--record-profile "$prof.tmp.$$" >/dev/null 2>&1 &&
-			mv "$prof.tmp.$$" "$prof"
-		rm -f "$prof.tmp.$$"
-	fi
-	[ -s "$prof" ] && echo "$prof"
-	return 0
+	"$top/scripts/cached-profile" "$VMLINUX_61" proc 2>/dev/null || true
 }
 
 # need_proc_profile_61 WHAT: set $prof to that profile, or end the script: WHAT
