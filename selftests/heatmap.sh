@@ -37,11 +37,6 @@ need_proc_profile_61 "heatmap tests"
 
 py() { /usr/bin/python3 -c "$@"; }
 
-# json_get FILE EXPR: a value of the JSON object on the last line of FILE
-json_get() {
-	tail -n 1 "$1" | py "import json, sys; r = json.load(sys.stdin); print($2)"
-}
-
 # --- a profile layout, with its dyno stats ---
 if "$KBOLT" optimize "$V" --profile "$prof" -o "$tmp/p" --stats -j >"$tmp/p.stats" 2>"$tmp/p.err"; then
 	ok "6.1: profile layout written, with --stats -j"

@@ -14,10 +14,7 @@ V=$VMLINUX_61
 need_proc_profile_61 "layout tests"
 
 # dyno FILE KIND KEY: a dyno_stats figure of the JSON stats on FILE's last line
-dyno() {
-	tail -n 1 "$1" | /usr/bin/python3 -c \
-		"import json, sys; print(json.load(sys.stdin)['dyno_stats']['$2']['$3'])"
-}
+dyno() { json_get "$1" "r['dyno_stats']['$2']['$3']"; }
 
 for layout in greedy profile; do
 	if "$KBOLT" optimize "$V" --profile "$prof" --layout $layout --strip-debug \

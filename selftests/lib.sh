@@ -82,6 +82,12 @@ done_testing() {
 	[ "$_tap_fail" -eq 0 ]
 }
 
+# json_get FILE EXPR: EXPR of r, the JSON object on FILE's last line (kbolt's -j
+# statistics), printed by python
+json_get() {
+	tail -n 1 "$1" | /usr/bin/python3 -c "import json, sys; r = json.load(sys.stdin); print($2)"
+}
+
 # proc_profile_61: the path of the proc profile of Debian's 6.1 that
 # scripts/cached-profile keeps for every tool, recorded first if missing; empty if the
 # kernel is missing or the recording failed.

@@ -12,11 +12,6 @@ KBOLT=${KBOLT:-$top/kbolt/kbolt}
 case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 LAB_612=$KBOLT_CACHE/build/6.12/out/vmlinux
 
-# json_get FILE EXPR: a value of kbolt's JSON statistics (the last line of FILE)
-json_get() {
-	tail -n 1 "$1" | /usr/bin/python3 -c "import json, sys; r = json.load(sys.stdin); print($2)"
-}
-
 # coverage FILE: the figures of one run, for the log
 coverage() {
 	json_get "$1" '"%d functions, %d rewritten (%.1f%% of %d with two or more blocks), %d left alone for a value in the image, relocations: %s" % (r["functions"], r["rewritten"], 100 * r["rewritten_multi_block"] / r["multi_block"], r["multi_block"], r["skipped"]["address inside it held as a value, no relocations to rewrite it"]["functions"], r["relocations"])'

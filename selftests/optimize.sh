@@ -19,11 +19,6 @@ if [ $have_kernels = 0 ]; then
 	exit 0
 fi
 
-# json_get FILE EXPR: a value of kbolt's JSON statistics (the last line of FILE)
-json_get() {
-	tail -n 1 "$1" | /usr/bin/python3 -c "import json, sys; r = json.load(sys.stdin); print($2)"
-}
-
 # optimize_ok DESCRIPTION OUT ARGS...: optimize $VMLINUX into OUT with -j --stats
 optimize_ok() {
 	local d=$1 out=$2
