@@ -257,15 +257,13 @@ static unsigned char **find_stale_relocs(struct opt *opt)
 	unsigned char **stale = xcalloc(img->nr_secs, sizeof(*stale));
 
 	for (size_t i = 1; i < img->nr_secs; i++) {
-		struct kmeta_sec *rsec = &img->secs[i];
+		struct kmeta_sec *rsec = &img->secs[i], *target = kmeta_rela_target(img, rsec);
 		unsigned char *raw;
 		uint64_t size = 0;
 		GElf_Shdr sh;
 
-		if (rsec->type != SHT_RELA || !gelf_getshdr(rsec->scn, &sh) || !sh.sh_info ||
-		    sh.sh_info >= img->nr_secs || sh.sh_entsize != sizeof(struct rela_raw) ||
-		    !(img->secs[sh.sh_info].flags & SHF_ALLOC) ||
-		    (img->secs[sh.sh_info].flags & SHF_EXECINSTR))
+		if (!target || (target->flags & SHF_EXECINSTR) || !gelf_getshdr(rsec->scn, &sh) ||
+		    sh.sh_entsize != sizeof(struct rela_raw))
 			continue;
 		raw = file_bytes(opt, rsec, &size);
 		if (!raw)
@@ -290,16 +288,13 @@ static int rewrite_relocs(struct opt *opt, const struct moved_slots *ms, size_t 
 	struct kmeta_image *img = opt->img;
 
 	for (size_t i = 1; i < img->nr_secs; i++) {
-		struct kmeta_sec *rsec = &img->secs[i], *target;
+		struct kmeta_sec *rsec = &img->secs[i], *target = kmeta_rela_target(img, rsec);
 		unsigned char *raw;
 		uint64_t size = 0;
 		GElf_Shdr sh;
 
-		if (rsec->type != SHT_RELA || !gelf_getshdr(rsec->scn, &sh) || !sh.sh_info ||
-		    sh.sh_info >= img->nr_secs)
-			continue;
-		target = &img->secs[sh.sh_info];
-		if (!(target->flags & SHF_ALLOC) || !strcmp(target->name, ".orc_unwind_ip"))
+		if (!target || !strcmp(target->name, ".orc_unwind_ip") ||
+		    !gelf_getshdr(rsec->scn, &sh))
 			continue;
 		raw = file_bytes(opt, rsec, &size);
 		if (!raw || sh.sh_entsize != sizeof(struct rela_raw)) {

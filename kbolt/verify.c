@@ -187,15 +187,12 @@ long func_index(struct kmeta_image *img, uint64_t addr)
 void for_each_rela_pair(struct verifier *v, rela_pair_fn fn, void *arg)
 {
 	for (size_t i = 1; i < v->a->nr_secs; i++) {
-		struct kmeta_sec *rsa = &v->a->secs[i], *target;
+		struct kmeta_sec *rsa = &v->a->secs[i], *target = kmeta_rela_target(v->a, rsa);
 		const unsigned char *ra, *rb;
 		uint64_t sa = 0, sb = 0;
-		GElf_Shdr sh;
 
-		if (rsa->type != SHT_RELA || !gelf_getshdr(rsa->scn, &sh) || !sh.sh_info ||
-		    sh.sh_info >= v->a->nr_secs || !(v->a->secs[sh.sh_info].flags & SHF_ALLOC))
+		if (!target)
 			continue;
-		target = &v->a->secs[sh.sh_info];
 		ra = rela_bytes(v->a, rsa, &sa);
 		rb = rela_bytes(v->b, &v->b->secs[i], &sb);
 		if (!ra || !rb || (sa != sb && strcmp(target->name, ".orc_unwind_ip"))) {
@@ -207,7 +204,7 @@ void for_each_rela_pair(struct verifier *v, rela_pair_fn fn, void *arg)
 		kmeta_release_sec(v->a, rsa);
 		kmeta_release_sec(v->b, &v->b->secs[i]);
 		kmeta_release_sec(v->a, target);
-		kmeta_release_sec(v->b, &v->b->secs[sh.sh_info]);
+		kmeta_release_sec(v->b, &v->b->secs[target->idx]);
 	}
 }
 

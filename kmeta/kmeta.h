@@ -153,6 +153,8 @@ char *kmeta_addr_str(struct kmeta_image *img, uint64_t addr, char *buf, size_t s
  * .rela in file order: fn(ctx, the section it applies to, the relocation); a nonzero
  * return stops the walk and is returned.  -EINVAL (said) for an unreadable .rela.
  */
+/* The allocated section that rsec relocates, NULL if rsec is not such a .rela */
+struct kmeta_sec *kmeta_rela_target(struct kmeta_image *img, struct kmeta_sec *rsec);
 typedef int (*kmeta_reloc_fn)(void *ctx, struct kmeta_sec *target,
 			      const struct kmeta_reloc *r);
 int kmeta_for_each_reloc(struct kmeta_image *img, kmeta_reloc_fn fn, void *ctx);

@@ -19,8 +19,7 @@
 typedef int (*reloc_fn)(struct kmeta_image *img, struct kmeta_sec *target,
 			struct kmeta_reloc *r, size_t idx, void *ctx);
 
-/* The allocated section that rsec relocates, NULL if rsec is not such a .rela */
-static struct kmeta_sec *rela_target(struct kmeta_image *img, struct kmeta_sec *rsec)
+struct kmeta_sec *kmeta_rela_target(struct kmeta_image *img, struct kmeta_sec *rsec)
 {
 	GElf_Shdr sh;
 
@@ -99,7 +98,7 @@ static int for_each_reloc_of(struct kmeta_image *img, struct kmeta_sec *rsec,
 static int for_each_alloc_reloc(struct kmeta_image *img, reloc_fn fn, void *ctx)
 {
 	for (size_t i = 1; i < img->nr_secs; i++) {
-		struct kmeta_sec *target = rela_target(img, &img->secs[i]);
+		struct kmeta_sec *target = kmeta_rela_target(img, &img->secs[i]);
 		int err = target ? for_each_reloc_of(img, &img->secs[i], target, fn, ctx) : 0;
 
 		if (err)
@@ -173,7 +172,7 @@ static struct rela_lookup *rela_lookups(struct kmeta_image *img)
 		return img->rela_lookups;
 	img->rela_lookups = xcalloc(img->nr_secs, sizeof(*img->rela_lookups));
 	for (size_t i = 1; i < img->nr_secs; i++) {
-		struct kmeta_sec *target = rela_target(img, &img->secs[i]);
+		struct kmeta_sec *target = kmeta_rela_target(img, &img->secs[i]);
 		struct rela_lookup *l;
 
 		if (!target || img->is_module)	/* a module's offsets are section-relative */
