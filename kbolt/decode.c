@@ -13,6 +13,7 @@
 
 #include "../kmeta/util.h"
 #include "opt.h"
+#include "parallel.h"
 
 static const char *const skip_names[SKIP_NR] = {
 	[SKIP_NONE] = "rewritten",
@@ -58,7 +59,9 @@ void skip_func(struct opt *opt, struct func *f, enum skip_reason why, uint64_t a
  */
 struct func *find_func_containing(struct opt *opt, uint64_t addr)
 {
-	const struct func_span *last = &opt->func_span[opt->last_func];
+	/* relaxed: a cache, read and set by the layout's threads */
+	const struct func_span *last =
+		&opt->func_span[__atomic_load_n(&opt->last_func, __ATOMIC_RELAXED)];
 	long i;
 
 	/* lookups come in address order more often than not */
@@ -67,7 +70,7 @@ struct func *find_func_containing(struct opt *opt, uint64_t addr)
 	i = kmeta_func_at_or_before(opt->img, addr);	/* opt->funcs is parallel */
 	if (i < 0 || addr >= opt->func_span[i].end)
 		return NULL;
-	opt->last_func = i;
+	__atomic_store_n(&opt->last_func, i, __ATOMIC_RELAXED);
 	return &opt->funcs[opt->func_span[i].owner];
 }
 
@@ -280,93 +283,143 @@ static void mark_symbols_inside(struct opt *opt)
 	}
 }
 
-struct scan_hits {
+/* A function that decoded and may be rewritten (an owner, not an alias) */
+static bool is_decoded_rewritable(const struct func *f)
+{
+	return f->decoded && !f->alias && f->skip == SKIP_NONE;
+}
+
+/*
+ * The first pass: decode the functions of todo[] while the scan (item 0) looks for
+ * bytes that may point into them.  The scan cannot know yet which of them will decode,
+ * so it records every hit; keep_hits() keeps those into functions that did.
+ */
+struct first_pass {
 	struct opt *opt;
-	struct kmeta_range *v;	/* at (start) -> target (end) */
-	size_t nr, cap;
+	struct func **todo;
+	size_t nr_todo;
+	struct kmeta_range *ranges;	/* of todo's functions that may be rewritten */
+	size_t nr_ranges;
+	struct kmeta_range *hits;	/* at (start) -> target (end) */
+	size_t nr_hits, cap_hits;
+	int scan_err;
 };
 
-/* Bytes at `at` may encode a reference to target, inside a function to be rewritten */
-static void scan_hit(void *ctx, uint64_t at, uint64_t target)
+static void record_hit(void *ctx, uint64_t at, uint64_t target)
 {
-	struct scan_hits *h = ctx;
-	struct func *g = find_func_containing(h->opt, at);
+	struct first_pass *p = ctx;
 
-	if (g && g->decoded)
-		return;		/* its references are known exactly */
-	/* decoded on their own (refs.c) */
-	if (!g && kmeta_is_alt_code(h->opt->img, at))
-		return;
-	if (g)
-		g->want_decode = true;
-	GROW(h->v, h->cap, h->nr + 1);
-	h->v[h->nr++] = (struct kmeta_range){ at, target };
+	GROW(p->hits, p->cap_hits, p->nr_hits + 1);
+	p->hits[p->nr_hits++] = (struct kmeta_range){ at, target };
+}
+
+static void first_pass_item(void *arg, size_t i, unsigned int worker)
+{
+	struct first_pass *p = arg;
+
+	if (!i)
+		p->scan_err = kmeta_scan_rel_refs(p->opt->img, p->ranges, p->nr_ranges,
+						  record_hit, p);
+	else
+		decode_func(p->opt, p->todo[i - 1]);
+}
+
+static void decode_item(void *arg, size_t i, unsigned int worker)
+{
+	struct first_pass *p = arg;
+
+	decode_func(p->opt, p->todo[i]);
 }
 
 /*
- * The code that may point into the functions that decoded (ranges r): decoded too, in
- * lite mode; where it cannot be (bytes outside any function, or undecodable), the
- * function it may point into is left alone.
+ * The hits that matter: into a function that decoded and may be rewritten, from bytes
+ * whose references are not known exactly (not a decoded function, not a replacement).
+ * Lite: the functions they are in are decoded too.
  */
-static int scan_refs(struct opt *opt, const struct kmeta_range *r, size_t nr)
+static void keep_hits(struct first_pass *p)
 {
-	struct scan_hits h = { .opt = opt };
-	int err = kmeta_scan_rel_refs(opt->img, r, nr, scan_hit, &h);
+	struct opt *opt = p->opt;
+	size_t n = 0, nr_want = 0;
 
-	if (err) {
-		pr_err(opt->img->path, "cannot scan the code for references: %s", strerror(-err));
-		free(h.v);
-		return err;
+	for (size_t k = 0; k < p->nr_hits; k++) {
+		struct func *f = find_func_containing(opt, p->hits[k].end);
+		struct func *g = find_func_containing(opt, p->hits[k].start);
+
+		if (!f || !is_decoded_rewritable(f) || (g && g->decoded) ||
+		    (!g && kmeta_is_alt_code(opt->img, p->hits[k].start)))
+			continue;
+		if (g && !g->want_decode) {
+			g->want_decode = true;
+			p->todo[nr_want++] = g;
+		}
+		p->hits[n++] = p->hits[k];
 	}
-	for (size_t i = 0; opt->lite && i < opt->nr_funcs; i++)
-		if (opt->funcs[i].want_decode && !opt->funcs[i].alias)
-			decode_func(opt, &opt->funcs[i]);
-	for (size_t k = 0; k < h.nr; k++) {
-		struct func *g = find_func_containing(opt, h.v[k].start);
-		struct func *f = find_func_containing(opt, h.v[k].end);
+	p->nr_hits = n;
+	p->nr_todo = opt->lite ? nr_want : 0;
+}
+
+/* Code that may point into a function to be rewritten and was not decoded: it stays */
+static void skip_undecoded_refs(struct first_pass *p)
+{
+	for (size_t k = 0; k < p->nr_hits; k++) {
+		struct func *g = find_func_containing(p->opt, p->hits[k].start);
+		struct func *f = find_func_containing(p->opt, p->hits[k].end);
 
 		if ((!g || !g->decoded) && f)
-			skip_func(opt, f, SKIP_UNDECODED_REF, h.v[k].end);
+			skip_func(p->opt, f, SKIP_UNDECODED_REF, p->hits[k].end);
 	}
-	free(h.v);
-	return 0;
-}
-
-/* The functions that decoded, and that may be rewritten, as ranges */
-static struct kmeta_range *rewritable_ranges(struct opt *opt, size_t *nr)
-{
-	struct kmeta_range *r = xmalloc(opt->nr_funcs * sizeof(*r));
-
-	*nr = 0;
-	for (size_t i = 0; i < opt->nr_funcs; i++) {
-		struct func *f = &opt->funcs[i];
-
-		if (f->decoded && !f->alias && f->skip == SKIP_NONE)
-			r[(*nr)++] = (struct kmeta_range){ f->sym->addr, f->sym->addr + f->sym->size };
-	}
-	return r;
 }
 
 /*
- * Lite: the functions with profile weight, then every function that may point into
- * one of them (the others cannot matter to the rewrite).
+ * Decode the functions that todo() picks, in parallel with the scan for code that may
+ * point into them; then, in lite mode, decode that code too (the functions it is in);
+ * where it cannot be (bytes outside any function, or undecodable), the function it may
+ * point into is left alone.
  */
-static int decode_lite(struct opt *opt)
+static int decode_and_scan(struct opt *opt, bool (*todo)(const struct func *f))
 {
-	struct kmeta_range *r;
-	size_t nr;
-	int err;
+	struct first_pass p = { .opt = opt };
+	const struct kmeta_range *sites;
+	size_t nr_sites;
 
+	p.todo = xmalloc(opt->nr_funcs * sizeof(*p.todo));
+	p.ranges = xmalloc(opt->nr_funcs * sizeof(*p.ranges));
 	for (size_t i = 0; i < opt->nr_funcs; i++) {
 		struct func *f = &opt->funcs[i];
 
-		if (!f->alias && f->skip == SKIP_NONE && f->weight)
-			decode_func(opt, f);
+		if (!todo(f))
+			continue;
+		p.todo[p.nr_todo++] = f;
+		if (f->skip == SKIP_NONE)
+			p.ranges[p.nr_ranges++] = (struct kmeta_range){
+				f->sym->addr, f->sym->addr + f->sym->size };
 	}
-	r = rewritable_ranges(opt, &nr);
-	err = scan_refs(opt, r, nr);
-	free(r);
-	return err;
+	kmeta_patch_sites(opt->img, &sites, &nr_sites);	/* built once, before the threads */
+	parallel_for(p.nr_todo + 1, first_pass_item, &p);
+	if (p.scan_err)
+		pr_err(opt->img->path, "cannot scan the code for references: %s",
+		       strerror(-p.scan_err));
+	else {
+		keep_hits(&p);
+		parallel_for(p.nr_todo, decode_item, &p);
+		skip_undecoded_refs(&p);
+	}
+	free(p.todo);
+	free(p.ranges);
+	free(p.hits);
+	return p.scan_err;
+}
+
+/* Lite: the functions with profile weight (the others cannot matter to the rewrite) */
+static bool has_weight(const struct func *f)
+{
+	return !f->alias && f->skip == SKIP_NONE && f->weight;
+}
+
+/* Every function that can be decoded is, skipped or not: its branches may point into others */
+static bool is_owner(const struct func *f)
+{
+	return !f->alias;
 }
 
 static bool is_endbr64(struct kmeta_image *img, uint64_t addr)
@@ -449,18 +502,5 @@ void init_funcs(struct opt *opt)
 
 int decode_funcs(struct opt *opt)
 {
-	struct kmeta_range *r;
-	size_t nr;
-	int err;
-
-	if (opt->lite)
-		return decode_lite(opt);
-	/* every function that can be decoded is: its branches may point into others */
-	for (size_t i = 0; i < opt->nr_funcs; i++)
-		if (!opt->funcs[i].alias)
-			decode_func(opt, &opt->funcs[i]);
-	r = rewritable_ranges(opt, &nr);	/* code outside functions may point in */
-	err = scan_refs(opt, r, nr);
-	free(r);
-	return err;
+	return decode_and_scan(opt, opt->lite ? has_weight : is_owner);
 }

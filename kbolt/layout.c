@@ -168,21 +168,24 @@ static void merge_chains(struct chains *cs, uint32_t a, uint32_t b)
 /* How chains are ordered: as in the old code, cold ones moved last, or hot first */
 enum chain_order { ORDER_OLD, ORDER_COLD_LAST, ORDER_HEAT };
 
-static const struct chains *sort_cs;
-static enum chain_order sort_mode;
+struct chain_sort {
+	const struct chains *cs;
+	enum chain_order mode;
+};
 
 /* The entry's chain first, then by the mode; ties in old order */
-static int cmp_chain(const void *a, const void *b)
+static int cmp_chain(const void *a, const void *b, void *arg)
 {
-	const struct chain *x = &sort_cs->c[*(const uint32_t *)a];
-	const struct chain *y = &sort_cs->c[*(const uint32_t *)b];
+	const struct chain_sort *s = arg;
+	const struct chain *x = &s->cs->c[*(const uint32_t *)a];
+	const struct chain *y = &s->cs->c[*(const uint32_t *)b];
 	bool xe = x->head == 0, ye = y->head == 0;
 
 	if (xe != ye)
 		return xe ? -1 : 1;
-	if (sort_mode != ORDER_OLD && !x->heat != !y->heat)
+	if (s->mode != ORDER_OLD && !x->heat != !y->heat)
 		return x->heat ? -1 : 1;
-	if (sort_mode == ORDER_HEAT && x->heat && x->heat * y->nr != y->heat * x->nr)
+	if (s->mode == ORDER_HEAT && x->heat && x->heat * y->nr != y->heat * x->nr)
 		return x->heat * y->nr > y->heat * x->nr ? -1 : 1;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
@@ -202,9 +205,7 @@ static void order_chains(struct func *f, struct chains *cs, enum chain_order mod
 			c->heat += f->bbs[b].count;
 		corder[n++] = k;
 	}
-	sort_cs = cs;
-	sort_mode = mode;
-	qsort(corder, n, sizeof(*corder), cmp_chain);
+	qsort_r(corder, n, sizeof(*corder), cmp_chain, &(struct chain_sort){ cs, mode });
 	f->nr_order = 0;
 	for (uint32_t k = 0; k < n; k++)
 		for (int32_t b = cs->c[corder[k]].head; b >= 0; b = cs->next[b])

@@ -36,6 +36,7 @@
 #include "opt.h"
 #include "optimize.h"
 #include "output.h"
+#include "parallel.h"
 #include "profile_match.h"
 #include "verify.h"
 
@@ -75,23 +76,27 @@ static int open_inputs(struct opt *opt, const char *in)
 	return 0;
 }
 
-/* Decide each function's layout; emit plans it */
+static void choose_layout(void *arg, size_t i, unsigned int worker)
+{
+	struct opt *opt = arg;
+	struct func *f = &opt->funcs[i];
+	int err;
+
+	if (!is_rewritable(f) || !f->nr_bbs)
+		return;
+	err = layout_func(opt, f);
+	if (err == -ENOSPC)
+		skip_func(opt, f, SKIP_NO_FIT, f->sym->addr);
+	if (err)
+		return;
+	f->moved = true;
+	orc_count_func(opt, f);
+}
+
+/* Decide each function's layout (emit plans it): each touches only its function */
 static void choose_layouts(struct opt *opt)
 {
-	for (size_t i = 0; i < opt->nr_funcs; i++) {
-		struct func *f = &opt->funcs[i];
-		int err;
-
-		if (!is_rewritable(f) || !f->nr_bbs)
-			continue;
-		err = layout_func(opt, f);
-		if (err == -ENOSPC)
-			skip_func(opt, f, SKIP_NO_FIT, f->sym->addr);
-		if (err)
-			continue;
-		f->moved = true;
-		orc_count_func(opt, f);
-	}
+	parallel_for(opt->nr_funcs, choose_layout, opt);
 }
 
 static void count_items(const struct func *f, struct opt_stats *s)

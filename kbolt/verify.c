@@ -27,6 +27,7 @@
 
 #include "../kmeta/table.h"
 #include "../kmeta/util.h"
+#include "parallel.h"
 #include "verify.h"
 #include "verify_internal.h"
 
@@ -174,6 +175,15 @@ const struct site_sets *sites_of(const struct verifier *v, bool new)
 	return new ? &v->sets_b : &v->sets_a;
 }
 
+struct kmeta_range *rewritten_ranges(const struct verifier *v)
+{
+	struct kmeta_range *r = xmalloc((v->nr_f + 1) * sizeof(*r));
+
+	for (size_t k = 0; k < v->nr_f; k++)
+		r[k] = (struct kmeta_range){ v->f[k].sym->addr, v->f[k].sym->addr + v->f[k].sym->size };
+	return r;
+}
+
 /* Index in img->funcs of the function containing addr, -1 if none */
 long func_index(struct kmeta_image *img, uint64_t addr)
 {
@@ -301,8 +311,8 @@ void verifier_free(struct verifier *v)
 		free(v->f[k].cover);
 	}
 	free(v->f);
-	free(v->work);
-	free(v->ext);
+	free(v->walk.work);
+	free(v->walk.ext);
 	free(v->orc_a);
 	free(v->orc_b);
 	free_sets(&v->sets_a);
@@ -320,6 +330,7 @@ struct verifier *verify_prepare(const char *orig)
 {
 	struct verifier *v = xcalloc(1, sizeof(*v));
 
+	v->walk.v = v;
 	v->a = kmeta_open(orig);
 	if (!v->a || kmeta_patch_sites(v->a, &v->sites_a, &v->nr_sites_a)) {
 		verifier_free(v);
@@ -328,6 +339,24 @@ struct verifier *verify_prepare(const char *orig)
 	v->orc_a_missing = kmeta_orc_read(v->a, &v->orc_a, &v->orc_ea, &v->nr_orc) != 0;
 	build_sets(&v->sets_a, v->a);
 	return v;
+}
+
+/*
+ * The checks that need the walk's whole map, in two halves that only read it (the
+ * first two both decode the original through kmeta's cache, which is not for threads)
+ */
+static void check_with_map(void *arg, size_t half, unsigned int worker)
+{
+	struct verifier *v = arg;
+
+	if (!half) {
+		verify_coverage(v);
+		verify_values(v);
+		verify_orc(v);
+	} else {
+		verify_tables(v);
+		verify_relocs(v);
+	}
 }
 
 int verify_run(struct verifier *v, const char *new, const struct verify_report *rep)
@@ -346,17 +375,13 @@ int verify_run(struct verifier *v, const char *new, const struct verify_report *
 	build_sets(&v->sets_b, v->b);
 	find_rewritten(v);
 	verify_walk(v);
-	verify_branches(v);
-	verify_coverage(v);
-	verify_orc(v);
-	verify_tables(v);
-	verify_relocs(v);
-	verify_values(v);
+	verify_branches(v);	/* the last to mark code reached */
+	parallel_for(2, check_with_map, v);
 	if (v->errors > MAX_REPORTS)
 		pr_err(new, "verify: %zu more problems not shown", v->errors - MAX_REPORTS);
 	if (!rep->quiet || v->errors)
 		printf("%s: %zu rewritten functions, %zu instructions walked: %s\n",
-		       new, v->nr_f, v->walked, v->errors ? "FAILED" : "verified");
+		       new, v->nr_f, v->walk.walked, v->errors ? "FAILED" : "verified");
 	err = v->errors ? 1 : 0;
 	if (!err && rep->verified)
 		rep->verified(v, rep->arg);

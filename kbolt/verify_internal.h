@@ -40,15 +40,22 @@ struct site_sets {
 	} kind[SITES_NR];
 };
 
+/* One thread's walk (verify_walk.c) */
+struct walker {
+	struct verifier *v;
+	struct pair *work;		/* work list */
+	size_t nr_work, work_cap;
+	struct pair *ext;		/* targets outside the walked function, checked last */
+	size_t nr_ext, ext_cap;
+	size_t walked;			/* instructions, for the summary */
+};
+
 struct verifier {
 	struct kmeta_image *a, *b;	/* orig, new */
 	struct vfunc *f;
 	size_t nr_f;
-	struct pair *work;		/* walk worklist */
-	size_t nr_work, work_cap;
-	struct pair *ext;		/* targets outside the walked function, checked last */
-	size_t nr_ext, ext_cap;
-	size_t errors;
+	struct walker walk;		/* the walks of one thread, and all their results */
+	_Atomic size_t errors;		/* the walk reports from several threads */
 	const struct kmeta_range *sites_a, *sites_b;
 	size_t nr_sites_a, nr_sites_b;
 	/* ORC of both, ips sorted */
@@ -57,7 +64,6 @@ struct verifier {
 	size_t nr_orc;
 	bool orc_a_missing;
 	struct site_sets sets_a, sets_b;
-	size_t walked;			/* instructions, for the summary */
 };
 
 /* verify.c: the model */
@@ -86,12 +92,18 @@ typedef void (*rela_pair_fn)(struct verifier *v, struct kmeta_sec *rsb, struct k
 void for_each_rela_pair(struct verifier *v, rela_pair_fn fn, void *arg);
 /* Drop the pages of img's code until read again (after a pass over all of it) */
 void release_code(struct kmeta_image *img);
+/* The rewritten functions' [start, end), in address order (malloc'ed, nr_f of them) */
+struct kmeta_range *rewritten_ranges(const struct verifier *v);
 /* Index in img->funcs of the function containing addr, -1 if none */
 long func_index(struct kmeta_image *img, uint64_t addr);
 /* qsort() order of table entries: by site, then by every value */
 int cmp_entry_site(const void *x, const void *y);
 
-/* verify_walk.c: the walk, run first; the others need its map */
+/*
+ * verify_walk.c: the walk, run first; the others need its map.  equiv(): are old and
+ * new the same place, modulo the jmps a layout adds?  Reads the map only, so the
+ * checks after the walk may ask it from several threads.
+ */
 bool equiv(struct verifier *v, uint64_t old, uint64_t new);
 void verify_walk(struct verifier *v);
 void verify_coverage(struct verifier *v);

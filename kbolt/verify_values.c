@@ -32,9 +32,7 @@ void verify_values(struct verifier *v)
 
 	if (kmeta_find_sec_by_name(v->a, ".rela.text") || !v->nr_f)
 		return;		/* relocations say where the addresses are: verify_relocs() */
-	r = xmalloc(v->nr_f * sizeof(*r));
-	for (size_t i = 0; i < v->nr_f; i++)
-		r[i] = (struct kmeta_range){ v->f[i].sym->addr, v->f[i].sym->addr + v->f[i].sym->size };
+	r = rewritten_ranges(v);
 	err = kmeta_scan_abs_refs(v->a, r, v->nr_f, check_value, v);
 	if (err)
 		verify_fail(v, 0, "cannot scan the original for addresses: %s", strerror(-err));

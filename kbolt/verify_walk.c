@@ -14,23 +14,24 @@
 
 #include "../kmeta/table.h"
 #include "../kmeta/util.h"
+#include "parallel.h"
 #include "verify_internal.h"
 
-static void walk_push(struct verifier *v, uint64_t old, uint64_t new)
+static void walk_push(struct walker *w, uint64_t old, uint64_t new)
 {
-	GROW(v->work, v->work_cap, v->nr_work + 1);
-	v->work[v->nr_work++] = (struct pair){ old, new };
+	GROW(w->work, w->work_cap, w->nr_work + 1);
+	w->work[w->nr_work++] = (struct pair){ old, new };
 }
 
 /* A target: walked if inside the same function, checked at the end otherwise */
-static void push_target(struct verifier *v, struct vfunc *f, uint64_t old, uint64_t new)
+static void push_target(struct walker *w, struct vfunc *f, uint64_t old, uint64_t new)
 {
 	if (old >= f->sym->addr && old < f->sym->addr + f->sym->size) {
-		walk_push(v, old, new);
+		walk_push(w, old, new);
 		return;
 	}
-	GROW(v->ext, v->ext_cap, v->nr_ext + 1);
-	v->ext[v->nr_ext++] = (struct pair){ old, new };
+	GROW(w->ext, w->ext_cap, w->nr_ext + 1);
+	w->ext[w->nr_ext++] = (struct pair){ old, new };
 }
 
 static const struct kmeta_range *site_at(const struct kmeta_range *r, size_t nr, uint64_t addr)
@@ -68,9 +69,10 @@ static void mark_new(struct vfunc *f, uint64_t new, unsigned int len)
  * targets corresponding (pushed to be checked).  Abs fields that differ must be
  * relocated in the old image and map too.
  */
-static bool same_insn(struct verifier *v, struct vfunc *f, const struct kmeta_insn *i,
+static bool same_insn(struct walker *w, struct vfunc *f, const struct kmeta_insn *i,
 		      const struct kmeta_insn *j)
 {
+	struct verifier *v = w->v;
 	const unsigned char *p = kmeta_bytes_at(v->a, i->addr, i->len);
 	const unsigned char *q = kmeta_bytes_at(v->b, j->addr, j->len);
 
@@ -95,11 +97,11 @@ static bool same_insn(struct verifier *v, struct vfunc *f, const struct kmeta_in
 			to = (uint64_t)(int64_t)(int32_t)get_u32(q + k);
 		else
 			to = get_u32(q + k);
-		push_target(v, f, r.target, to);
+		push_target(w, f, r.target, to);
 		k += (r.type == R_X86_64_64 ? 8 : 4) - 1;
 	}
 	if (i->rel_size)
-		push_target(v, f, i->target, j->target);
+		push_target(w, f, i->target, j->target);
 	return true;
 }
 
@@ -112,7 +114,7 @@ static bool same_insn(struct verifier *v, struct vfunc *f, const struct kmeta_in
  * function does not occur, and if it did the two sides would disagree, not pass.)
  */
 static uint64_t follow(struct verifier *v, struct kmeta_image *img, struct vfunc *f,
-		       uint64_t addr, bool new, uint64_t *jmps, size_t *nr_jmps)
+		       uint64_t addr, bool new, bool mark, uint64_t *jmps, size_t *nr_jmps)
 {
 	uint64_t end = f->sym->addr + f->sym->size;
 
@@ -131,9 +133,9 @@ static uint64_t follow(struct verifier *v, struct kmeta_image *img, struct vfunc
 		    in_set(sites_of(v, new), SITES_ANY, addr) ||
 		    (!new && kmeta_reloc_at(img, addr + in.rel_off, &r)))
 			return addr;
-		if (new)
+		if (mark && new)
 			mark_new(f, addr, in.len);
-		else
+		else if (mark)
 			f->olen[addr - f->sym->addr] = in.len;	/* reached, for coverage */
 		jmps[(*nr_jmps)++] = addr;
 		addr = in.target;
@@ -161,8 +163,9 @@ static int decode_new(struct verifier *v, const struct kmeta_insn *i, uint64_t n
 }
 
 /* One step of the walk: the old code at o against the new code at n */
-static void step(struct verifier *v, struct vfunc *f, uint64_t o, uint64_t n)
+static void step(struct walker *w, struct vfunc *f, uint64_t o, uint64_t n)
 {
+	struct verifier *v = w->v;
 	uint64_t end = f->sym->addr + f->sym->size, off, jo[MAX_FOLLOW], jn[MAX_FOLLOW];
 	const struct kmeta_range *ra, *rb;
 	struct kmeta_insn i, j;
@@ -174,8 +177,8 @@ static void step(struct verifier *v, struct vfunc *f, uint64_t o, uint64_t n)
 		verify_fail(v, o, "continues outside its function in the new code, at 0x%" PRIx64, n);
 		return;
 	}
-	o = follow(v, v->a, f, o, false, jo, &nr_jo);
-	n = follow(v, v->b, f, n, true, jn, &nr_jn);
+	o = follow(v, v->a, f, o, false, true, jo, &nr_jo);
+	n = follow(v, v->b, f, n, true, true, jn, &nr_jn);
 	for (size_t k = 0; k < nr_jn; k++)
 		if (!same_state(orc_state(v, true, jn[k]), orc_state(v, false, o)))
 			verify_fail(v, o, "ORC state at the jmp at new +0x%" PRIx64 " differs",
@@ -202,28 +205,28 @@ static void step(struct verifier *v, struct vfunc *f, uint64_t o, uint64_t n)
 			f->map[off + k] = n - f->sym->addr + k;
 			f->olen[off + k] = ra->end - ra->start - k;
 		}
-		v->walked++;
+		w->walked++;
 		for (uint64_t a = o; a < ra->end; a += i.len) {
 			if (kmeta_insn_decode(v->a, a, &i) ||
-			    kmeta_insn_decode(v->b, n + (a - o), &j) || !same_insn(v, f, &i, &j)) {
+			    kmeta_insn_decode(v->b, n + (a - o), &j) || !same_insn(w, f, &i, &j)) {
 				verify_fail(v, a, "patch site content differs");
 				return;
 			}
 		}
 		mark_new(f, n, ra->end - ra->start);
 		if (ra->end < end)
-			walk_push(v, ra->end, n + (ra->end - ra->start));
+			walk_push(w, ra->end, n + (ra->end - ra->start));
 		return;
 	}
 	f->map[off] = n - f->sym->addr;
 	f->olen[off] = i.len;
-	v->walked++;
+	w->walked++;
 	mark_new(f, n, j.len);
 	if (in_set(&v->sets_a, SITES_JL, o)) {	/* nop or jmp, 2 or 5 bytes; target: table */
 		if (!in_set(&v->sets_b, SITES_JL, n) || (i.kind == KI_JMP) != (j.kind == KI_JMP))
 			verify_fail(v, o, "jump-label site differs");
 		else if (o + i.len < end)
-			walk_push(v, o + i.len, n + j.len);
+			walk_push(w, o + i.len, n + j.len);
 		return;
 	}
 	ci = i.kind == KI_JCC ? cond_of(v->a, &i) : -1;
@@ -234,26 +237,26 @@ static void step(struct verifier *v, struct vfunc *f, uint64_t o, uint64_t n)
 			verify_fail(v, o, "conditional branch differs");
 			return;
 		}
-		walk_push(v, ci == cj ? i.target : o + i.len, j.target);
-		walk_push(v, ci == cj ? o + i.len : i.target, n + j.len);
+		walk_push(w, ci == cj ? i.target : o + i.len, j.target);
+		walk_push(w, ci == cj ? o + i.len : i.target, n + j.len);
 		return;
 	}
-	if (!same_insn(v, f, &i, &j)) {
+	if (!same_insn(w, f, &i, &j)) {
 		verify_fail(v, o, "instruction differs from the old one");
 		return;
 	}
 	if (kmeta_insn_ends_flow(&i) && !in_set(&v->sets_a, SITES_WARN, o) && !(i.flags & KIF_INT))
 		return;
 	if (o + i.len < end)
-		walk_push(v, o + i.len, n + j.len);
+		walk_push(w, o + i.len, n + j.len);
 }
 
-static void walk(struct verifier *v, struct vfunc *f)
+static void walk(struct walker *w, struct vfunc *f)
 {
-	while (v->nr_work) {
-		struct pair p = v->work[--v->nr_work];
+	while (w->nr_work) {
+		struct pair p = w->work[--w->nr_work];
 
-		step(v, f, p.old, p.new);
+		step(w, f, p.old, p.new);
 	}
 }
 
@@ -272,8 +275,11 @@ static struct kmeta_entry *bsearch_site(struct kmeta_entry *e, size_t nr, uint64
 	return lo < nr && e[lo].site == site ? &e[lo] : NULL;
 }
 
-/* Are old and new the same place, modulo followed jmps? */
-bool equiv(struct verifier *v, uint64_t old, uint64_t new)
+/*
+ * Are old and new the same place, modulo followed jmps?  While the walk runs (mark),
+ * the jmps followed count as reached for verify_coverage().
+ */
+static bool same_place(struct verifier *v, uint64_t old, uint64_t new, bool mark)
 {
 	struct vfunc *f = vfunc_containing(v, old);
 	uint64_t jmps[MAX_FOLLOW], o, n;
@@ -283,27 +289,32 @@ bool equiv(struct verifier *v, uint64_t old, uint64_t new)
 		return old == new;
 	if (new < f->sym->addr || new >= f->sym->addr + f->sym->size)
 		return false;
-	o = follow(v, v->a, f, old, false, jmps, &nr);
-	n = follow(v, v->b, f, new, true, jmps, &nr);
+	o = follow(v, v->a, f, old, false, mark, jmps, &nr);
+	n = follow(v, v->b, f, new, true, mark, jmps, &nr);
 	return f->map[o - f->sym->addr] == n - f->sym->addr;
+}
+
+bool equiv(struct verifier *v, uint64_t old, uint64_t new)
+{
+	return same_place(v, old, new, false);
 }
 
 /* Walk (old, new) as a root unless old is already known to go there */
 static size_t add_root(struct verifier *v, uint64_t old, uint64_t new)
 {
 	struct vfunc *f = vfunc_containing(v, old);
-	size_t before = v->walked;
+	size_t before = v->walk.walked;
 
 	if (!f) {
 		if (old != new)
 			verify_fail(v, old, "referenced as 0x%" PRIx64 " but not in rewritten code", new);
 		return 0;
 	}
-	if (equiv(v, old, new))
+	if (same_place(v, old, new, true))
 		return 0;
-	walk_push(v, old, new);
-	walk(v, f);
-	return v->walked - before;
+	walk_push(&v->walk, old, new);
+	walk(&v->walk, f);
+	return v->walk.walked - before;
 }
 
 /* Root candidates, gathered once: pairs of old and new code addresses */
@@ -517,26 +528,19 @@ static void check_orphans(struct verifier *v, const struct scan_hits *h)
 
 /*
  * Alternative replacements and .altinstr_aux, decoded whole; and of the functions left
- * as they were, those that kmeta_scan_rel_refs() says may point into rewritten code
- * (their bytes are the same in both images: one decoding serves both).
+ * as they were, those that scan_unmoved() found may point into rewritten code (their
+ * bytes are the same in both images: one decoding serves both).
  */
 static size_t roots_from_unmoved(struct verifier *v, struct scan_hits *h)
 {
-	struct kmeta_range *r, *alt;
+	struct kmeta_range *alt;
 	size_t n = 0, nr_alt;
-	int err;
 
 	if (kmeta_alt_code_ranges(v->a, &alt, &nr_alt))
 		verify_fail(v, 0, "cannot read the alternatives' replacements");
 	for (size_t k = 0; k < nr_alt; k++)
 		n += roots_from_range(v, alt[k].start, alt[k].end);
 	free(alt);
-	r = xmalloc((v->nr_f + 1) * sizeof(*r));
-	for (size_t k = 0; k < v->nr_f; k++)
-		r[k] = (struct kmeta_range){ v->f[k].sym->addr, v->f[k].sym->addr + v->f[k].sym->size };
-	err = kmeta_scan_rel_refs(v->a, r, v->nr_f, scan_hit, h);
-	if (err)
-		verify_fail(v, 0, "cannot scan the code for references: %s", strerror(-err));
 	release_code(v->a);
 	for (size_t i = 0; i < v->a->nr_funcs; i++) {
 		struct kmeta_sym *s = v->a->funcs[i];
@@ -544,8 +548,74 @@ static size_t roots_from_unmoved(struct verifier *v, struct scan_hits *h)
 		if (h->decode[i] && (!i || v->a->funcs[i - 1]->addr != s->addr))
 			n += roots_from_range(v, s->addr, s->addr + s->size);
 	}
-	free(r);
 	return n;
+}
+
+/* What kmeta_scan_rel_refs() says may point into rewritten code, in h */
+static void scan_unmoved(struct verifier *v, struct scan_hits *h)
+{
+	struct kmeta_range *r = rewritten_ranges(v);
+	int err = kmeta_scan_rel_refs(v->a, r, v->nr_f, scan_hit, h);
+
+	if (err)
+		verify_fail(v, 0, "cannot scan the code for references: %s", strerror(-err));
+	free(r);
+}
+
+struct entry_walks {
+	struct verifier *v;
+	struct walker *w;	/* one per worker */
+	struct scan_hits *h;
+};
+
+/* Item 0 is the scan: it reads only the old image, and v->f's symbols */
+static void walk_entry(void *arg, size_t k, unsigned int worker)
+{
+	struct entry_walks *e = arg;
+	struct walker *w = &e->w[worker];
+
+	if (!k) {
+		scan_unmoved(e->v, e->h);
+		return;
+	}
+	walk_push(w, e->v->f[k - 1].sym->addr, e->v->f[k - 1].sym->addr);
+	walk(w, &e->v->f[k - 1]);
+}
+
+static int cmp_pair(const void *x, const void *y)
+{
+	const struct pair *a = x, *b = y;
+
+	if (a->old != b->old)
+		return a->old < b->old ? -1 : 1;
+	return a->new < b->new ? -1 : a->new > b->new;
+}
+
+/*
+ * Every rewritten function from its entry, in parallel, and the scan for code that may
+ * point into them beside: each walk writes only its function's maps.  The targets they
+ * found outside their functions are gathered in address order, whichever thread found
+ * them.
+ */
+static void walk_entries(struct verifier *v, struct scan_hits *h)
+{
+	unsigned int nr = parallel_nr_workers();
+	struct entry_walks e = { .v = v, .w = xcalloc(nr, sizeof(*e.w)), .h = h };
+	struct walker *all = &v->walk;
+
+	for (unsigned int k = 0; k < nr; k++)
+		e.w[k].v = v;
+	parallel_for(v->nr_f + 1, walk_entry, &e);
+	for (unsigned int k = 0; k < nr; k++) {
+		GROW(all->ext, all->ext_cap, all->nr_ext + e.w[k].nr_ext);
+		memcpy(all->ext + all->nr_ext, e.w[k].ext, e.w[k].nr_ext * sizeof(*all->ext));
+		all->nr_ext += e.w[k].nr_ext;
+		all->walked += e.w[k].walked;
+		free(e.w[k].work);
+		free(e.w[k].ext);
+	}
+	sort_array(all->ext, all->nr_ext, sizeof(*all->ext), cmp_pair);
+	free(e.w);
 }
 
 void verify_walk(struct verifier *v)
@@ -554,18 +624,15 @@ void verify_walk(struct verifier *v)
 	struct roots r = { 0 };
 	size_t n;
 
-	for (size_t k = 0; k < v->nr_f; k++) {
-		walk_push(v, v->f[k].sym->addr, v->f[k].sym->addr);
-		walk(v, &v->f[k]);
-	}
+	walk_entries(v, &h);
 	roots_from_unmoved(v, &h);
 	gather_roots(v, &r);
 	do {	/* roots can reach code that makes more roots resolvable */
 		n = 0;
 		for (size_t k = 0; k < r.nr; k++)
 			n += add_root(v, r.v[k].old, r.v[k].new);
-		for (size_t k = 0; k < v->nr_ext; k++)	/* branches between functions */
-			n += add_root(v, v->ext[k].old, v->ext[k].new);
+		for (size_t k = 0; k < v->walk.nr_ext; k++)	/* branches between functions */
+			n += add_root(v, v->walk.ext[k].old, v->walk.ext[k].new);
 		for (size_t k = 0; k < r.nr_sorted; k++)
 			n += roots_from_sorted(v, &r.sorted[k]);
 	} while (n);
@@ -614,8 +681,11 @@ void verify_coverage(struct verifier *v)
 
 void verify_branches(struct verifier *v)
 {
-	for (size_t k = 0; k < v->nr_ext; k++) {
-		if (!equiv(v, v->ext[k].old, v->ext[k].new))
-			verify_fail(v, v->ext[k].old, "referenced as 0x%" PRIx64 " in the new code", v->ext[k].new);
+	const struct walker *w = &v->walk;
+
+	for (size_t k = 0; k < w->nr_ext; k++) {
+		if (!same_place(v, w->ext[k].old, w->ext[k].new, true))
+			verify_fail(v, w->ext[k].old, "referenced as 0x%" PRIx64 " in the new code",
+				    w->ext[k].new);
 	}
 }

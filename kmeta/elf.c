@@ -137,11 +137,12 @@ static struct kmeta_sec *first_sec_containing(struct kmeta_image *img, uint64_t 
 struct kmeta_sec *kmeta_find_sec_containing(struct kmeta_image *img, uint64_t addr)
 {
 	size_t lo = 0, hi = img->nr_secs_by_addr;
-	struct kmeta_sec *sec;
+	/* relaxed: a cache, read and set by kbolt's threads */
+	struct kmeta_sec *sec = __atomic_load_n(&img->last_sec, __ATOMIC_RELAXED);
 
 	/* table walks hit one section many times in a row */
-	if (img->last_sec && sec_contains(img->last_sec, addr))
-		return img->last_sec;
+	if (sec && sec_contains(sec, addr))
+		return sec;
 	if (img->secs_overlap) {
 		sec = first_sec_containing(img, addr);
 	} else {
@@ -157,7 +158,7 @@ struct kmeta_sec *kmeta_find_sec_containing(struct kmeta_image *img, uint64_t ad
 		      img->secs_by_addr[lo - 1] : NULL;
 	}
 	if (sec)
-		img->last_sec = sec;
+		__atomic_store_n(&img->last_sec, sec, __ATOMIC_RELAXED);
 	return sec;
 }
 

@@ -18,10 +18,8 @@
 #include "internal.h"
 
 struct decoder {
-	csh cs;
+	csh cs;			/* kmeta_is_insn_boundary()'s cache: one thread only */
 	bool cs_open;
-	csh cs_detail;		/* a second handle with details, for kmeta_insn_decode() */
-	bool cs_detail_open;
 	struct kmeta_func_insns *funcs;	/* parallel to img->funcs */
 	unsigned char *decoded;		/* 1 once funcs[i] holds a result */
 };
@@ -320,20 +318,34 @@ static int fill_unknown(const unsigned char *p, size_t avail, uint64_t addr,
 	return 0;
 }
 
-static csh detail_handle(struct decoder *d)
+/*
+ * kmeta_insn_decode() and kmeta_insn_decode_range() are called from several threads
+ * at once (kbolt's parallel loops): each thread decodes with a handle of its own, with
+ * details, opened at its first decode and closed by kmeta_insn_thread_exit().
+ */
+static __thread csh thread_cs;
+static __thread bool thread_cs_open;
+
+static csh detail_handle(void)
 {
-	if (!d->cs_detail_open) {
-		if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs_detail) != CS_ERR_OK)
+	if (!thread_cs_open) {
+		if (cs_open(CS_ARCH_X86, CS_MODE_64, &thread_cs) != CS_ERR_OK)
 			return 0;
-		cs_option(d->cs_detail, CS_OPT_DETAIL, CS_OPT_ON);
-		d->cs_detail_open = true;
+		cs_option(thread_cs, CS_OPT_DETAIL, CS_OPT_ON);
+		thread_cs_open = true;
 	}
-	return d->cs_detail;
+	return thread_cs;
+}
+
+void kmeta_insn_thread_exit(void)
+{
+	if (thread_cs_open)
+		cs_close(&thread_cs);
+	thread_cs_open = false;
 }
 
 int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn *insn)
 {
-	struct decoder *d = get_decoder(img);
 	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
 	const unsigned char *code, *p;
 	uint64_t a = addr;
@@ -342,9 +354,9 @@ int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn 
 	int err = 0;
 	csh cs;
 
-	if (!d || !sec || !sec->data)
+	if (!sec || !sec->data)
 		return -EINVAL;
-	cs = detail_handle(d);
+	cs = detail_handle();
 	if (!cs)
 		return -ENOMEM;
 	p = code = sec->data + (addr - sec->addr);
@@ -363,7 +375,6 @@ int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn 
 int kmeta_insn_decode_range(struct kmeta_image *img, uint64_t start, uint64_t end,
 			    struct kmeta_insn **insns, size_t *nr, uint64_t *bad_addr)
 {
-	struct decoder *d = get_decoder(img);
 	const unsigned char *code = kmeta_bytes_at(img, start, end - start);
 	uint64_t addr = start;
 	size_t cap = 0, size = end - start;
@@ -373,9 +384,9 @@ int kmeta_insn_decode_range(struct kmeta_image *img, uint64_t start, uint64_t en
 	*insns = NULL;
 	*nr = 0;
 	*bad_addr = 0;
-	if (!d || !code)
+	if (!code)
 		return -EINVAL;
-	cs = detail_handle(d);
+	cs = detail_handle();
 	if (!cs)
 		return -ENOMEM;
 	ci = cs_malloc(cs);
@@ -433,8 +444,6 @@ void insn_free(struct kmeta_image *img)
 	free(d->decoded);
 	if (d->cs_open)
 		cs_close(&d->cs);
-	if (d->cs_detail_open)
-		cs_close(&d->cs_detail);
 	free(d);
 	img->decoder = NULL;
 }

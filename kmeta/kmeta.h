@@ -237,6 +237,16 @@ int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn 
  */
 int kmeta_insn_decode_range(struct kmeta_image *img, uint64_t start, uint64_t end,
 			    struct kmeta_insn **insns, size_t *nr, uint64_t *bad_addr);
+/*
+ * Threads: kmeta_insn_decode(), kmeta_insn_decode_range(), kmeta_reloc_at(),
+ * kmeta_bytes_at() and the lookups of symbols and sections by address may run in
+ * several threads at once on an image that none of them changes (not so
+ * kmeta_is_insn_boundary() and kmeta_func_decode(), which share a cache, nor
+ * kmeta_patch_sites() and table_get() the first time).
+ * Each thread decodes with a capstone handle of its own: one that decoded calls
+ * kmeta_insn_thread_exit() before it ends, to close it.
+ */
+void kmeta_insn_thread_exit(void);
 /* A jmp, ret, indirect jmp or trap: nothing falls through it */
 static inline bool kmeta_insn_ends_flow(const struct kmeta_insn *insn)
 {

@@ -165,27 +165,34 @@ static void order_entries(struct rela_lookup *l)
 	}
 }
 
-/* The lookup state of every relocated section, indexed by section, built once */
-static struct rela_lookup *rela_lookups(struct kmeta_image *img)
+static void *make_lookups(void *arg)
 {
-	if (img->rela_lookups)
-		return img->rela_lookups;
-	img->rela_lookups = xcalloc(img->nr_secs, sizeof(*img->rela_lookups));
+	struct kmeta_image *img = arg;
+	struct rela_lookup *lookups = xcalloc(img->nr_secs, sizeof(*lookups));
+
 	for (size_t i = 1; i < img->nr_secs; i++) {
 		struct kmeta_sec *target = kmeta_rela_target(img, &img->secs[i]);
 		struct rela_lookup *l;
 
 		if (!target || img->is_module)	/* a module's offsets are section-relative */
 			continue;
-		l = &img->rela_lookups[target->idx];
+		l = &lookups[target->idx];
 		l->rsec = &img->secs[i];
 		l->e = rela_entries(img, l->rsec, &l->nr);
 		if (l->e && l->nr <= UINT32_MAX)
 			order_entries(l);
 		else
 			l->nr = 0;
+		/* the order check read every entry; a lookup reads a few pages again */
+		kmeta_release_sec(img, l->rsec);
 	}
-	return img->rela_lookups;
+	return lookups;
+}
+
+/* The lookup state of every relocated section, indexed by section, built once */
+static struct rela_lookup *rela_lookups(struct kmeta_image *img)
+{
+	return get_once((void **)&img->rela_lookups, make_lookups, img);
 }
 
 void reloc_free_lookups(struct kmeta_image *img)

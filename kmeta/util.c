@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,4 +186,21 @@ long find_cmd_by_prefix(const char *arg, const void *table, size_t nr, size_t si
 	if (found < 0)
 		pr_err(NULL, "unknown command '%s'; try '%s --help'", arg, msg_tool);
 	return found;
+}
+
+void *get_once(void **slot, void *(*make)(void *arg), void *arg)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (p)
+		return p;
+	pthread_mutex_lock(&lock);
+	p = *slot;
+	if (!p) {
+		p = make(arg);
+		__atomic_store_n(slot, p, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&lock);
+	return p;
 }

@@ -58,6 +58,12 @@ static inline void put_u64(unsigned char *p, uint64_t v)
 bool glob_match(const char *pattern, const char *s);
 
 /*
+ * *slot, made by make(arg) at the first call and kept: lookups an image builds when
+ * first asked, which kbolt's threads may ask for at once.  make runs once, under a lock.
+ */
+void *get_once(void **slot, void *(*make)(void *arg), void *arg);
+
+/*
  * The command arg names, by its full name or a unique prefix (bpftool's cmd_select): table
  * holds nr entries of size bytes, each starting with its name (const char *).  Its index,
  * or -1 after reporting an unknown or ambiguous command.
