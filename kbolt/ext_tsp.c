@@ -162,7 +162,20 @@ static bool keeps_entry(const struct tsp *t, const uint32_t *seq, uint32_t cx, u
 	return !has_entry || seq[0] == 0;
 }
 
-/* The best way to put Y after or into X */
+/* Does hot block u have an edge to v (u's at most two)? */
+static bool has_edge(const struct tsp *t, uint32_t u, uint32_t v)
+{
+	for (uint32_t i = t->out_first[u]; i < t->out_first[u + 1]; i++)
+		if (t->e[i].to == v)
+			return true;
+	return false;
+}
+
+/*
+ * The best way to put Y after or into X.  As LLVM, X is not split where it falls
+ * through along an edge: most of a chain does, and the other merge types can still
+ * undo such a fall-through where that gains.
+ */
 static void best_merge(struct tsp *t, uint32_t cx, uint32_t cy, struct tsp_merge *m)
 {
 	const struct tsp_chain *x = &t->c[cx], *y = &t->c[cy];
@@ -170,6 +183,8 @@ static void best_merge(struct tsp *t, uint32_t cx, uint32_t cy, struct tsp_merge
 	uint32_t last_split = x->nr <= SPLIT_LIMIT ? x->nr : 1;
 
 	for (uint32_t split = 0; split < last_split; split++) {
+		if (split && has_edge(t, x->b[split - 1], x->b[split]))
+			continue;
 		for (int type = split ? M_X1_Y_X2 : M_XY; type < (split ? M_NR : M_XY + 1); type++) {
 			uint32_t nr = build_seq(x, y, split, type, t->seq);
 			double gain;
