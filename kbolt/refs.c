@@ -288,17 +288,28 @@ static void reloc_in_func(struct opt *opt, struct func *g, const struct kmeta_re
  * displacement is the relocated field says where it points.  Without one, every
  * place it may mean is treated as referenced.
  */
+static const unsigned int tails[] = { 0, 1, 2, 4 };
+
+/* May r's field mean a place inside a decoded function (past its first byte)? */
+static bool may_point_inside(struct opt *opt, const struct kmeta_reloc *r)
+{
+	uint64_t first = r->target + 4;
+	struct func *f = find_func_containing(opt, first);
+
+	/* all four places in f (mostly a call: the first is f's start, the others not) */
+	if (f && first + tails[ARRAY_SIZE(tails) - 1] < f->sym->addr + f->sym->size)
+		return f->decoded;
+	for (size_t k = 0; k < ARRAY_SIZE(tails); k++) {
+		f = find_func_containing(opt, first + tails[k]);
+		if (f && f->decoded && first + tails[k] != f->sym->addr)
+			return true;
+	}
+	return false;
+}
+
 static void reloc_undecoded(struct opt *opt, const struct kmeta_reloc *r)
 {
-	static const unsigned int tails[] = { 0, 1, 2, 4 };
-	bool matters = false;
-
-	for (size_t k = 0; k < ARRAY_SIZE(tails) && !matters; k++) {
-		struct func *f = find_func_containing(opt, r->target + 4 + tails[k]);
-
-		matters = f && f->decoded && r->target + 4 + tails[k] != f->sym->addr;
-	}
-	if (!matters)	/* it cannot point into a function kbolt may rewrite */
+	if (!may_point_inside(opt, r))	/* it cannot point into a function kbolt may rewrite */
 		return;
 	for (unsigned int back = 1; back < 15 && back <= r->addr; back++) {
 		struct kmeta_insn in;
