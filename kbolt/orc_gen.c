@@ -210,10 +210,35 @@ static size_t drop_redundant(struct orc_out *v, size_t nr)
 	return out;
 }
 
+/*
+ * v[0, mid) and v[mid, nr) in cmp_out() order, as one: merged when the second run is
+ * sorted too (it is: functions in address order, each one's entries in its new
+ * order), sorted whole otherwise.  The result is qsort()'s either way, cmp_out()
+ * being a total order (seq is unique).
+ */
+static void sort_runs(struct orc_out *v, size_t mid, size_t nr)
+{
+	struct orc_out *out;
+	size_t a = 0, b = mid, k = 0;
+
+	for (size_t i = mid + 1; i < nr; i++) {
+		if (cmp_out(&v[i - 1], &v[i]) > 0) {
+			qsort(v, nr, sizeof(*v), cmp_out);
+			return;
+		}
+	}
+	out = xmalloc(nr * sizeof(*out) + 1);
+	while (a < mid || b < nr)
+		out[k++] = b == nr || (a < mid && cmp_out(&v[a], &v[b]) < 0) ? v[a++] : v[b++];
+	memcpy(v, out, nr * sizeof(*v));
+	free(out);
+}
+
 /* Old entries outside moved functions, new ones inside, sorted; NULL on overflow */
 static struct orc_out *build_table(struct opt *opt, size_t *nr, bool quiet)
 {
 	struct orc_list l = { 0 };
+	size_t nr_old;
 
 	for (size_t k = 0; k < opt->nr_orc; k++) {
 		struct func *f = find_func_containing(opt, opt->orc_ips[k]);
@@ -221,10 +246,11 @@ static struct orc_out *build_table(struct opt *opt, size_t *nr, bool quiet)
 		if (!f || !f->moved)
 			add_entry(&l, opt->orc_ips[k], opt->orc_entries + k * ORC_SIZE, true);
 	}
+	nr_old = l.nr;	/* in order: the old ips are sorted */
 	for (size_t i = 0; i < opt->nr_funcs; i++)
 		if (opt->funcs[i].moved)
 			gen_func(opt, &opt->funcs[i], &l);
-	qsort(l.v, l.nr, sizeof(*l.v), cmp_out);
+	sort_runs(l.v, nr_old, l.nr);
 	l.nr = drop_redundant(l.v, l.nr);
 	*nr = l.nr;
 	if (l.nr > opt->nr_orc) {
