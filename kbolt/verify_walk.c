@@ -106,6 +106,25 @@ static bool same_insn(struct walker *w, struct vfunc *f, const struct kmeta_insn
 }
 
 /*
+ * A direct jmp is e9 or eb after prefixes (cs, ds, operand size, REX): decode only
+ * those.  Most instructions start with a REX prefix, so the byte after counts too.
+ */
+static bool may_be_jmp(struct kmeta_image *img, uint64_t addr)
+{
+	for (int k = 0; k < 4; k++) {
+		const unsigned char *p = kmeta_bytes_at(img, addr + k, 1);
+
+		if (!p)
+			return false;
+		if (*p == 0xe9 || *p == 0xeb)
+			return true;
+		if (*p != 0x2e && *p != 0x3e && *p != 0x66 && (*p & 0xf0) != 0x40)
+			return false;
+	}
+	return true;	/* four prefixes: let the decoder say */
+}
+
+/*
  * Where control goes from addr of img (inside f) once plain jmps are followed: jmps
  * are what a layout adds and removes, so the walk compares code modulo them.  A jmp at
  * a table site, relocated, or leaving f is code, not layout.  Followed jmps are marked
@@ -120,13 +139,10 @@ static uint64_t follow(struct verifier *v, struct kmeta_image *img, struct vfunc
 
 	*nr_jmps = 0;
 	for (int k = 0; k < MAX_FOLLOW; k++) {
-		const unsigned char *p = kmeta_bytes_at(img, addr, 1);
 		struct kmeta_reloc r;
 		struct kmeta_insn in;
 
-		/* a jmp starts with e9 or eb, or with a prefix: decode only those */
-		if (!p || (p[0] != 0xe9 && p[0] != 0xeb && p[0] != 0x2e && p[0] != 0x3e &&
-			   p[0] != 0x66 && (p[0] & 0xf0) != 0x40))
+		if (!may_be_jmp(img, addr))
 			return addr;
 		if (kmeta_insn_decode(img, addr, &in) || in.kind != KI_JMP ||
 		    in.target < f->sym->addr || in.target >= end || in.target == addr ||
