@@ -110,13 +110,6 @@ const unsigned char *orc_state(struct verifier *v, bool new, uint64_t addr)
 		   : kmeta_orc_state(v->orc_a, v->orc_ea, v->nr_orc, addr);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void add_site(struct site_set *s, uint64_t site)
 {
 	GROW(s->v, s->cap, s->nr + 1);
@@ -145,7 +138,7 @@ static void build_sets(struct site_sets *ss, struct kmeta_image *img)
 		}
 	}
 	for (int k = 0; k < SITES_NR; k++)
-		sort_array(ss->kind[k].v, ss->kind[k].nr, sizeof(uint64_t), cmp_u64);
+		sort_by_u64_key(ss->kind[k].v, ss->kind[k].nr, sizeof(uint64_t), 0);
 }
 
 static void free_sets(struct site_sets *ss)

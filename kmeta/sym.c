@@ -6,6 +6,7 @@
  * same source file (static functions share names across files), then globally.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,7 +154,7 @@ static bool is_defined(struct kmeta_image *img, const struct kmeta_sym *sym)
 /*
  * The order of img->sorted: by address, the larger symbol first, globals before locals,
  * then symtab order.  Sorted as compact keys: comparing through the symbols themselves
- * missed the cache at every step (170k symbols, 11 MB).
+ * missed the cache at every step (120k symbols, 7 MB).
  */
 struct sym_key {
 	uint64_t addr, size;
@@ -196,7 +197,13 @@ static void sort_symbols(struct kmeta_image *img)
 			keys[img->nr_sorted++] = (struct sym_key){
 				sym->addr, sym->size, sym->bind == STB_LOCAL, (uint32_t)i };
 	}
-	sort_array(keys, img->nr_sorted, sizeof(*keys), cmp_sym_key);
+	/* by address, then symbols at one address (a few) by the rest of the order */
+	sort_by_u64_key(keys, img->nr_sorted, sizeof(*keys), offsetof(struct sym_key, addr));
+	for (size_t k = 0, end; k < img->nr_sorted; k = end) {
+		for (end = k + 1; end < img->nr_sorted && keys[end].addr == keys[k].addr; end++)
+			;
+		sort_array(keys + k, end - k, sizeof(*keys), cmp_sym_key);
+	}
 	for (size_t k = 0; k < img->nr_sorted; k++) {
 		struct kmeta_sym *sym = &img->syms[keys[k].idx];
 

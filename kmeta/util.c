@@ -5,8 +5,8 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
-#include <stdio.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +159,50 @@ void sort_array(void *base, size_t nmemb, size_t size, int (*cmp)(const void *, 
 {
 	if (nmemb > 1)
 		qsort(base, nmemb, size, cmp);
+}
+
+static uint64_t key_at(const unsigned char *rec, size_t key_off)
+{
+	uint64_t k;
+
+	memcpy(&k, rec + key_off, sizeof(k));
+	return k;
+}
+
+void sort_by_u64_key(void *base, size_t nr, size_t size, size_t key_off)
+{
+	unsigned char *src = base, *dst = xmalloc(nr * size + 1);
+	size_t *count = xmalloc(65536 * sizeof(*count));
+
+	for (unsigned int shift = 0; nr > 1 && shift < 64; shift += 16) {
+		size_t sum = 0;
+
+		memset(count, 0, 65536 * sizeof(*count));
+		for (size_t i = 0; i < nr; i++)
+			count[(key_at(src + i * size, key_off) >> shift) & 0xffff]++;
+		if (count[(key_at(src, key_off) >> shift) & 0xffff] == nr)
+			continue;	/* one digit for all: nothing moves */
+		for (size_t d = 0; d < 65536; d++) {
+			size_t c = count[d];
+
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < nr; i++) {
+			size_t d = (key_at(src + i * size, key_off) >> shift) & 0xffff;
+
+			memcpy(dst + count[d]++ * size, src + i * size, size);
+		}
+		unsigned char *t = src;	/* the pass's output is the next one's input */
+		src = dst;
+		dst = t;
+	}
+	if (src != base) {
+		memcpy(base, src, nr * size);
+		dst = src;
+	}
+	free(dst);
+	free(count);
 }
 
 static const char *cmd_name(const void *table, size_t size, size_t i)

@@ -55,6 +55,14 @@ static inline void put_u64(unsigned char *p, uint64_t v)
 	put_u32(p, v); put_u32(p + 4, v >> 32);
 }
 
+/*
+ * Sort nr records of size bytes by the uint64_t at byte key_off of each, stably: equal
+ * keys keep their order.  A radix sort, 16 bits a pass (passes where every key has
+ * the same digit are skipped): for the big arrays of addresses, where qsort()'s
+ * comparisons through a function pointer cost most.
+ */
+void sort_by_u64_key(void *base, size_t nr, size_t size, size_t key_off);
+
 bool glob_match(const char *pattern, const char *s);
 
 /*
