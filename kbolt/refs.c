@@ -309,8 +309,20 @@ static bool may_point_inside(struct opt *opt, const struct kmeta_reloc *r)
 
 static void reloc_undecoded(struct opt *opt, const struct kmeta_reloc *r)
 {
+	const unsigned char *p;
+
 	if (!may_point_inside(opt, r))	/* it cannot point into a function kbolt may rewrite */
 		return;
+	/*
+	 * Mostly a call or jmp rel32 (e8, e9 right before the field: the field ends the
+	 * instruction), which is what decoding one byte back finds first; said without
+	 * capstone, which took 0.05 s for the calls into hot code from the rest.
+	 */
+	p = kmeta_bytes_at(opt->img, r->addr - 1, 5);
+	if (p && (p[0] == 0xe8 || p[0] == 0xe9)) {
+		code_ref(opt, NULL, r->addr + 4 + (int64_t)(int32_t)get_u32(p + 1), 4, false);
+		return;
+	}
 	for (unsigned int back = 1; back < 15 && back <= r->addr; back++) {
 		struct kmeta_insn in;
 
