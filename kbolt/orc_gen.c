@@ -218,8 +218,8 @@ static size_t drop_redundant(struct orc_out *v, size_t nr)
  */
 static void sort_runs(struct orc_out *v, size_t mid, size_t nr)
 {
-	struct orc_out *out;
-	size_t a = 0, b = mid, k = 0;
+	size_t nr_b = nr - mid, a = mid, b = nr_b, k = nr;
+	struct orc_out *second;
 
 	for (size_t i = mid + 1; i < nr; i++) {
 		if (cmp_out(&v[i - 1], &v[i]) > 0) {
@@ -227,11 +227,12 @@ static void sort_runs(struct orc_out *v, size_t mid, size_t nr)
 			return;
 		}
 	}
-	out = xmalloc(nr * sizeof(*out) + 1);
-	while (a < mid || b < nr)
-		out[k++] = b == nr || (a < mid && cmp_out(&v[a], &v[b]) < 0) ? v[a++] : v[b++];
-	memcpy(v, out, nr * sizeof(*v));
-	free(out);
+	/* from the back, in place: only the second run (the new entries) is copied */
+	second = xmalloc(nr_b * sizeof(*second) + 1);
+	memcpy(second, v + mid, nr_b * sizeof(*second));
+	while (b)
+		v[--k] = a && cmp_out(&v[a - 1], &second[b - 1]) > 0 ? v[--a] : second[--b];
+	free(second);
 }
 
 /* Old entries outside moved functions, new ones inside, sorted; NULL on overflow */
