@@ -18,6 +18,7 @@
 #include "../kmeta/table.h"
 #include "../kmeta/util.h"
 #include "opt.h"
+#include "parallel.h"
 
 struct rela_raw {
 	uint64_t r_offset;
@@ -396,9 +397,30 @@ static void emit_all(struct opt *opt)
 	}
 }
 
+struct last_passes {
+	struct opt *opt;
+	const struct moved_slots *ms;
+	size_t nr_ms;
+	unsigned char **stale;
+	int err[2];
+};
+
+/*
+ * The relocations (but ORC's) and the ORC table, side by side: they write different
+ * sections, and neither reads what the other writes (orc_write() sets opt->orc_ips,
+ * which only rewrite_orc_relocs() reads, after both).
+ */
+static void last_pass(void *arg, size_t i, unsigned int worker)
+{
+	struct last_passes *l = arg;
+
+	l->err[i] = i ? orc_write(l->opt) : rewrite_relocs(l->opt, l->ms, l->nr_ms, l->stale);
+}
+
 int rewrite_image(struct opt *opt)
 {
 	unsigned char **stale = find_stale_relocs(opt);
+	struct last_passes l = { .opt = opt, .stale = stale };
 	struct moved_slots *ms = NULL;
 	size_t nr_ms = 0;
 	int err;
@@ -409,10 +431,12 @@ int rewrite_image(struct opt *opt)
 		commit_code(opt);
 		err = rewrite_tables(opt, &ms, &nr_ms);
 	}
-	if (!err)
-		err = rewrite_relocs(opt, ms, nr_ms, stale);
-	if (!err)
-		err = orc_write(opt);
+	if (!err) {
+		l.ms = ms;
+		l.nr_ms = nr_ms;
+		parallel_for(2, last_pass, &l);
+		err = l.err[0] ? l.err[0] : l.err[1];
+	}
 	if (!err)
 		err = rewrite_orc_relocs(opt);
 	for (size_t k = 0; k < nr_ms; k++)

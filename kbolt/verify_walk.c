@@ -463,20 +463,41 @@ static void roots_free(struct roots *r)
 	free(r->v);
 }
 
-/* Branches and %rip operands of code that is not rewritten, old and new side by side */
-static size_t roots_from_range(struct verifier *v, uint64_t start, uint64_t end)
+/* A range of old code that is not rewritten, decoded ahead (in parallel) */
+struct decoded_range {
+	uint64_t start, end;
+	struct kmeta_insn *insns;
+	size_t nr;
+	int err;
+};
+
+struct decode_ahead {
+	struct kmeta_image *img;
+	struct decoded_range *r;
+};
+
+static void decode_ahead_item(void *arg, size_t k, unsigned int worker)
 {
-	const unsigned char *p = kmeta_bytes_at(v->a, start, end - start);
-	const unsigned char *q = kmeta_bytes_at(v->b, start, end - start);
-	struct kmeta_insn *ia, j;
-	size_t na, n = 0;
+	struct decode_ahead *d = arg;
+	struct decoded_range *r = &d->r[k];
 	uint64_t bad;
 
-	if (end <= start || !p || !q ||
-	    kmeta_insn_decode_range(v->a, start, end, &ia, &na, &bad))
+	r->err = kmeta_insn_decode_range(d->img, r->start, r->end, &r->insns, &r->nr, &bad);
+}
+
+/* Branches and %rip operands of code that is not rewritten, old and new side by side */
+static size_t roots_from_range(struct verifier *v, const struct decoded_range *r)
+{
+	uint64_t start = r->start, end = r->end;
+	const unsigned char *p = kmeta_bytes_at(v->a, start, end - start);
+	const unsigned char *q = kmeta_bytes_at(v->b, start, end - start);
+	struct kmeta_insn j;
+	size_t n = 0;
+
+	if (end <= start || !p || !q || r->err)
 		return 0;
-	for (size_t k = 0; k < na; k++) {
-		const struct kmeta_insn *i = &ia[k];
+	for (size_t k = 0; k < r->nr; k++) {
+		const struct kmeta_insn *i = &r->insns[k];
 		uint64_t off = i->addr - start;
 
 		if (!memcmp(p + off, q + off, i->len)) {	/* the same instruction */
@@ -495,7 +516,6 @@ static size_t roots_from_range(struct verifier *v, uint64_t start, uint64_t end)
 		}
 		n += add_root(v, i->target, j.target);
 	}
-	free(ia);
 	return n;
 }
 
@@ -549,21 +569,30 @@ static void check_orphans(struct verifier *v, const struct scan_hits *h)
  */
 static size_t roots_from_unmoved(struct verifier *v, struct scan_hits *h)
 {
+	struct decode_ahead d = { .img = v->a };
 	struct kmeta_range *alt;
-	size_t n = 0, nr_alt;
+	size_t n = 0, nr_alt = 0, nr = 0;
 
 	if (kmeta_alt_code_ranges(v->a, &alt, &nr_alt))
 		verify_fail(v, 0, "cannot read the alternatives' replacements");
+	d.r = xcalloc(nr_alt + v->a->nr_funcs + 1, sizeof(*d.r));
 	for (size_t k = 0; k < nr_alt; k++)
-		n += roots_from_range(v, alt[k].start, alt[k].end);
-	free(alt);
-	release_code(v->a);
+		d.r[nr++] = (struct decoded_range){ .start = alt[k].start, .end = alt[k].end };
 	for (size_t i = 0; i < v->a->nr_funcs; i++) {
 		struct kmeta_sym *s = v->a->funcs[i];
 
 		if (h->decode[i] && (!i || v->a->funcs[i - 1]->addr != s->addr))
-			n += roots_from_range(v, s->addr, s->addr + s->size);
+			d.r[nr++] = (struct decoded_range){ .start = s->addr,
+							    .end = s->addr + s->size };
 	}
+	parallel_for(nr, decode_ahead_item, &d);
+	release_code(v->a);
+	for (size_t k = 0; k < nr; k++) {
+		n += roots_from_range(v, &d.r[k]);
+		free(d.r[k].insns);
+	}
+	free(d.r);
+	free(alt);
 	return n;
 }
 
