@@ -396,10 +396,10 @@ static int decode_and_scan(struct opt *opt, bool (*todo)(const struct func *f))
 	}
 	kmeta_patch_sites(opt->img, &sites, &nr_sites);	/* built once, before the threads */
 	parallel_for(p.nr_todo + 1, first_pass_item, &p);
-	if (p.scan_err)
+	if (p.scan_err) {
 		pr_err(opt->img->path, "cannot scan the code for references: %s",
 		       strerror(-p.scan_err));
-	else {
+	} else {
 		keep_hits(&p);
 		parallel_for(p.nr_todo, decode_item, &p);
 		skip_undecoded_refs(&p);

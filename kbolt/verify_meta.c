@@ -169,8 +169,10 @@ static void check_sorted(struct verifier *v, struct kmeta_table *ta, struct kmet
 	struct slot_key *kb = xmalloc((tb->nr_slots + 1) * sizeof(*kb));
 	struct kmeta_entry ea, eb;
 	size_t nr_a, nr_b;
+	bool unique_a = slots_by_site(v, ta, true, ka, &nr_a);	/* says unreached sites */
+	bool unique_b = slots_by_site(v, tb, false, kb, &nr_b);
 
-	if (!slots_by_site(v, ta, true, ka, &nr_a) | !slots_by_site(v, tb, false, kb, &nr_b)) {
+	if (!unique_a || !unique_b) {
 		check_sorted_entries(v, ta, tb);
 	} else if (nr_a != nr_b) {
 		verify_fail(v, 0, "%s: %zu entries can be read, was %zu", ta->desc->name, nr_b,
