@@ -325,6 +325,7 @@ static int fill_unknown(const unsigned char *p, size_t avail, uint64_t addr,
  */
 static __thread csh thread_cs;
 static __thread bool thread_cs_open;
+static __thread cs_insn *thread_insn;	/* kmeta_insn_decode()'s, kept: 1.7 KB of details */
 
 static csh detail_handle(void)
 {
@@ -332,6 +333,7 @@ static csh detail_handle(void)
 		if (cs_open(CS_ARCH_X86, CS_MODE_64, &thread_cs) != CS_ERR_OK)
 			return 0;
 		cs_option(thread_cs, CS_OPT_DETAIL, CS_OPT_ON);
+		thread_insn = cs_malloc(thread_cs);
 		thread_cs_open = true;
 	}
 	return thread_cs;
@@ -339,8 +341,10 @@ static csh detail_handle(void)
 
 void kmeta_insn_thread_exit(void)
 {
-	if (thread_cs_open)
-		cs_close(&thread_cs);
+	if (!thread_cs_open)
+		return;
+	cs_free(thread_insn, 1);
+	cs_close(&thread_cs);
 	thread_cs_open = false;
 }
 
@@ -357,18 +361,17 @@ int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn 
 	if (!sec || !sec->data)
 		return -EINVAL;
 	cs = detail_handle();
-	if (!cs)
+	ci = thread_insn;
+	if (!cs || !ci)
 		return -ENOMEM;
 	p = code = sec->data + (addr - sec->addr);
 	avail = size = sec->size - (addr - sec->addr);
 	if (size > 16)
 		size = 16;
-	ci = cs_malloc(cs);
 	if (!cs_disasm_iter(cs, &code, &size, &a, ci))
 		err = fill_unknown(p, avail, addr, insn);
 	else
 		err = fill_insn(ci, p, avail, addr, insn);
-	cs_free(ci, 1);
 	return err;
 }
 
