@@ -15,6 +15,7 @@
 #include "../kmeta/table.h"
 #include "../kmeta/util.h"
 #include "opt.h"
+#include "parallel.h"
 
 #define BUGFLAG_WARNING 1
 
@@ -364,9 +365,88 @@ static int mark_reloc(void *ctx, struct kmeta_sec *target, const struct kmeta_re
 	return 0;
 }
 
+/* Does addr lie in a function that decoded (what add_ref() looks for)? */
+static bool in_decoded_func(struct opt *opt, uint64_t addr)
+{
+	struct func *f = find_func_containing(opt, addr);
+
+	return f && f->decoded;
+}
+
+/*
+ * Can mark_reloc() do anything with r?  The same tests, without their effects: most
+ * relocations (in lite mode, those of code that was not decoded) lead nowhere.
+ */
+static bool may_mark(struct opt *opt, struct kmeta_sec *target, const struct kmeta_reloc *r)
+{
+	if (!strcmp(target->name, ".orc_unwind_ip") || !strncmp(target->name, "runtime_", 8))
+		return false;
+	if (!(target->flags & SHF_EXECINSTR))
+		return in_decoded_func(opt, r->target);
+	if (in_decoded_func(opt, r->addr))
+		return true;
+	if (!kmeta_reloc_is_pcrel(r->type))
+		return in_decoded_func(opt, r->target);
+	return !find_extra_insn(opt, r->addr) && may_point_inside(opt, r);
+}
+
+/* One part of the relocations, and those of it that mark_reloc() must see */
+struct reloc_part {
+	struct opt *opt;
+	struct marked {
+		struct kmeta_sec *target;
+		struct kmeta_reloc r;
+	} *v;
+	size_t nr, cap;
+	int err;
+};
+
+static int keep_markable(void *ctx, struct kmeta_sec *target, const struct kmeta_reloc *r)
+{
+	struct reloc_part *p = ctx;
+
+	if (may_mark(p->opt, target, r)) {
+		GROW(p->v, p->cap, p->nr + 1);
+		p->v[p->nr++] = (struct marked){ target, *r };
+	}
+	return 0;
+}
+
+#define RELOC_PARTS 16
+
+struct reloc_parts {
+	struct reloc_part part[RELOC_PARTS];
+	size_t nr_relocs;
+};
+
+static void sift_part(void *arg, size_t i, unsigned int worker)
+{
+	struct reloc_parts *ps = arg;
+	size_t per = (ps->nr_relocs + RELOC_PARTS - 1) / RELOC_PARTS;
+
+	ps->part[i].err = kmeta_for_each_reloc_in(ps->part[i].opt->img, i * per, (i + 1) * per,
+						  keep_markable, &ps->part[i]);
+}
+
+/*
+ * Every relocation, sifted in parallel (the tests only read), then the few that can
+ * mark something marked in their order, in one thread: the marks are the serial ones.
+ */
 static int mark_relocs(struct opt *opt)
 {
-	return kmeta_for_each_reloc(opt->img, mark_reloc, opt) ? -1 : 0;
+	struct reloc_parts ps = { .nr_relocs = kmeta_nr_relocs(opt->img) };
+	int err = 0;
+
+	for (size_t i = 0; i < RELOC_PARTS; i++)
+		ps.part[i].opt = opt;
+	parallel_for(RELOC_PARTS, sift_part, &ps);
+	for (size_t i = 0; i < RELOC_PARTS; i++) {
+		err = err ? err : ps.part[i].err;
+		for (size_t k = 0; !err && k < ps.part[i].nr; k++)
+			mark_reloc(opt, ps.part[i].v[k].target, &ps.part[i].v[k].r);
+		free(ps.part[i].v);
+	}
+	return err ? -1 : 0;
 }
 
 /* Without relocations a value equal to an address inside f could not be rewritten */

@@ -148,16 +148,23 @@ char *kmeta_addr_str(struct kmeta_image *img, uint64_t addr, char *buf, size_t s
 #define KMETA_ADDR_STR_SIZE 256
 
 /* reloc.c */
+/* The allocated section that rsec relocates, NULL if rsec is not such a .rela */
+struct kmeta_sec *kmeta_rela_target(struct kmeta_image *img, struct kmeta_sec *rsec);
 /*
  * For every relocation of an allocated section (R_X86_64_NONE left out), .rela by
  * .rela in file order: fn(ctx, the section it applies to, the relocation); a nonzero
  * return stops the walk and is returned.  -EINVAL (said) for an unreadable .rela.
  */
-/* The allocated section that rsec relocates, NULL if rsec is not such a .rela */
-struct kmeta_sec *kmeta_rela_target(struct kmeta_image *img, struct kmeta_sec *rsec);
 typedef int (*kmeta_reloc_fn)(void *ctx, struct kmeta_sec *target,
 			      const struct kmeta_reloc *r);
 int kmeta_for_each_reloc(struct kmeta_image *img, kmeta_reloc_fn fn, void *ctx);
+/*
+ * The same for those numbered [first, last) in that order, R_X86_64_NONE counted, of
+ * kmeta_nr_relocs(): parts of the walk that threads can take (read-only lookups).
+ */
+size_t kmeta_nr_relocs(struct kmeta_image *img);
+int kmeta_for_each_reloc_in(struct kmeta_image *img, size_t first, size_t last,
+			    kmeta_reloc_fn fn, void *ctx);
 /* The relocation applied at addr (of a vmlinux) into *out; false if none */
 bool kmeta_reloc_at(struct kmeta_image *img, uint64_t addr, struct kmeta_reloc *out);
 bool kmeta_reloc_is_pcrel(uint32_t type);

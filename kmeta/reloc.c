@@ -9,6 +9,7 @@
  * (its table fields are zero until then).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,16 +74,23 @@ static int read_reloc(struct kmeta_image *img, struct kmeta_sec *rsec, struct km
 	return 0;
 }
 
-/* Call fn for every relocation of rsec, which applies to target */
+/*
+ * Call fn for the relocations of rsec, which applies to target, numbered [first, last)
+ * when the numbers of the ones before rsec start at *base (then moved past rsec's)
+ */
 static int for_each_reloc_of(struct kmeta_image *img, struct kmeta_sec *rsec,
-			     struct kmeta_sec *target, reloc_fn fn, void *ctx)
+			     struct kmeta_sec *target, size_t *base, size_t first, size_t last,
+			     reloc_fn fn, void *ctx)
 {
 	const unsigned char *e;
-	size_t nr;
+	size_t nr, from, to;
 
 	if (!(e = rela_entries(img, rsec, &nr)))
 		return -EINVAL;
-	for (size_t k = 0; k < nr; k++) {
+	from = first > *base ? first - *base : 0;
+	to = last - *base < nr ? last - *base : nr;
+	*base += nr;
+	for (size_t k = from; k < to; k++) {
 		struct kmeta_reloc r;
 		int err = read_reloc(img, rsec, target, e, k, &r);
 
@@ -94,17 +102,34 @@ static int for_each_reloc_of(struct kmeta_image *img, struct kmeta_sec *rsec,
 	return 0;
 }
 
-/* Call fn for every relocation that applies to an allocated section. */
-static int for_each_alloc_reloc(struct kmeta_image *img, reloc_fn fn, void *ctx)
+/* Call fn for the relocations numbered [first, last) of those of allocated sections */
+static int for_each_alloc_reloc(struct kmeta_image *img, size_t first, size_t last,
+				reloc_fn fn, void *ctx)
 {
-	for (size_t i = 1; i < img->nr_secs; i++) {
+	size_t base = 0;
+
+	for (size_t i = 1; i < img->nr_secs && base < last; i++) {
 		struct kmeta_sec *target = kmeta_rela_target(img, &img->secs[i]);
-		int err = target ? for_each_reloc_of(img, &img->secs[i], target, fn, ctx) : 0;
+		int err = target ? for_each_reloc_of(img, &img->secs[i], target, &base, first,
+						     last, fn, ctx) : 0;
 
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+/* From the headers alone: an unreadable .rela is the walk's to report */
+size_t kmeta_nr_relocs(struct kmeta_image *img)
+{
+	size_t total = 0;
+	GElf_Shdr sh;
+
+	for (size_t i = 1; i < img->nr_secs; i++)
+		if (kmeta_rela_target(img, &img->secs[i]) &&
+		    gelf_getshdr(img->secs[i].scn, &sh))
+			total += sh.sh_size / RELA_SIZE;
+	return total;
 }
 
 struct visit {
@@ -125,7 +150,13 @@ static int visit_one(struct kmeta_image *img, struct kmeta_sec *target, struct k
 
 int kmeta_for_each_reloc(struct kmeta_image *img, kmeta_reloc_fn fn, void *ctx)
 {
-	return for_each_alloc_reloc(img, visit_one, &(struct visit){ fn, ctx });
+	return kmeta_for_each_reloc_in(img, 0, SIZE_MAX, fn, ctx);
+}
+
+int kmeta_for_each_reloc_in(struct kmeta_image *img, size_t first, size_t last,
+			    kmeta_reloc_fn fn, void *ctx)
+{
+	return for_each_alloc_reloc(img, first, last, visit_one, &(struct visit){ fn, ctx });
 }
 
 /* Point lookups in one relocated section: its .rela's entries, in r_offset order */
@@ -293,7 +324,7 @@ static int apply_one(struct kmeta_image *img, struct kmeta_sec *target,
 
 int reloc_apply_module(struct kmeta_image *img)
 {
-	return for_each_alloc_reloc(img, apply_one, NULL);
+	return for_each_alloc_reloc(img, 0, SIZE_MAX, apply_one, NULL);
 }
 
 bool kmeta_reloc_holds(struct kmeta_image *img, uint32_t type, uint64_t s_a, uint64_t p)
