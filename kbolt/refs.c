@@ -283,12 +283,7 @@ static void reloc_in_func(struct opt *opt, struct func *g, const struct kmeta_re
 	add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
 }
 
-/*
- * A pc-relative relocation in code no function symbol covers (the body of an
- * overridden weak function, say): the closest instruction start before it whose
- * displacement is the relocated field says where it points.  Without one, every
- * place it may mean is treated as referenced.
- */
+/* What follows a pc-relative field in its instruction: nothing, or an immediate */
 static const unsigned int tails[] = { 0, 1, 2, 4 };
 
 /* May r's field mean a place inside a decoded function (past its first byte)? */
@@ -308,12 +303,17 @@ static bool may_point_inside(struct opt *opt, const struct kmeta_reloc *r)
 	return false;
 }
 
+/*
+ * A pc-relative relocation in code that was not decoded (no function symbol covers it,
+ * the body of an overridden weak function, say, or lite mode left it), whose field may
+ * point inside a decoded function (may_point_inside()): the closest instruction start
+ * before it whose displacement is the relocated field says where it points.  Without
+ * one, every place it may mean is treated as referenced.
+ */
 static void reloc_undecoded(struct opt *opt, const struct kmeta_reloc *r)
 {
 	const unsigned char *p;
 
-	if (!may_point_inside(opt, r))	/* it cannot point into a function kbolt may rewrite */
-		return;
 	/*
 	 * Mostly a call or jmp rel32 (e8, e9 right before the field: the field ends the
 	 * instruction), which is what decoding one byte back finds first; said without
@@ -342,29 +342,6 @@ static void reloc_undecoded(struct opt *opt, const struct kmeta_reloc *r)
 	}
 }
 
-static int mark_reloc(void *ctx, struct kmeta_sec *target, const struct kmeta_reloc *r)
-{
-	struct opt *opt = ctx;
-	struct func *g;
-
-	if (!strcmp(target->name, ".orc_unwind_ip"))
-		return 0;	/* ORC is regenerated (and 6.1 sorts it after linking) */
-	if (!strncmp(target->name, "runtime_", 8))
-		return 0;	/* a runtime constant's slot: mark_runtime_const() */
-	if (!(target->flags & SHF_EXECINSTR)) {
-		add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
-		return 0;
-	}
-	g = find_func_containing(opt, r->addr);
-	if (g && g->decoded)
-		reloc_in_func(opt, g, r);
-	else if (!kmeta_reloc_is_pcrel(r->type))	/* an absolute address: S + A itself */
-		add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
-	else if (!find_extra_insn(opt, r->addr))
-		reloc_undecoded(opt, r);
-	return 0;
-}
-
 /* Does addr lie in a function that decoded (what add_ref() looks for)? */
 static bool in_decoded_func(struct opt *opt, uint64_t addr)
 {
@@ -373,28 +350,55 @@ static bool in_decoded_func(struct opt *opt, uint64_t addr)
 	return f && f->decoded;
 }
 
-/*
- * Can mark_reloc() do anything with r?  The same tests, without their effects: most
- * relocations (in lite mode, those of code that was not decoded) lead nowhere.
- */
-static bool may_mark(struct opt *opt, struct kmeta_sec *target, const struct kmeta_reloc *r)
+/* What a relocation marks, decided without marking (relocations are sifted in threads) */
+enum reloc_mark {
+	MARK_NOTHING,
+	MARK_TARGET,		/* S + A, an address of code: add_ref() */
+	MARK_IN_FUNC,		/* a field of a decoded function's instruction */
+	MARK_UNDECODED,		/* a pc-relative field in code that was not decoded */
+};
+
+/* Most relocations (in lite mode, those of code that was not decoded) mark nothing */
+static enum reloc_mark reloc_mark_of(struct opt *opt, struct kmeta_sec *target,
+				     const struct kmeta_reloc *r)
 {
-	if (!strcmp(target->name, ".orc_unwind_ip") || !strncmp(target->name, "runtime_", 8))
-		return false;
+	if (!strcmp(target->name, ".orc_unwind_ip"))
+		return MARK_NOTHING;	/* ORC is regenerated (and 6.1 sorts it after linking) */
+	if (!strncmp(target->name, "runtime_", 8))
+		return MARK_NOTHING;	/* a runtime constant's slot: mark_runtime_const() */
 	if (!(target->flags & SHF_EXECINSTR))
-		return in_decoded_func(opt, r->target);
+		return in_decoded_func(opt, r->target) ? MARK_TARGET : MARK_NOTHING;
 	if (in_decoded_func(opt, r->addr))
-		return true;
-	if (!kmeta_reloc_is_pcrel(r->type))
-		return in_decoded_func(opt, r->target);
-	return !find_extra_insn(opt, r->addr) && may_point_inside(opt, r);
+		return MARK_IN_FUNC;
+	if (!kmeta_reloc_is_pcrel(r->type))	/* an absolute address: S + A itself */
+		return in_decoded_func(opt, r->target) ? MARK_TARGET : MARK_NOTHING;
+	if (find_extra_insn(opt, r->addr) || !may_point_inside(opt, r))
+		return MARK_NOTHING;	/* known exactly, or not into code kbolt may rewrite */
+	return MARK_UNDECODED;
 }
 
-/* One part of the relocations, and those of it that mark_reloc() must see */
+static void mark_reloc(struct opt *opt, enum reloc_mark how, const struct kmeta_reloc *r)
+{
+	switch (how) {
+	case MARK_TARGET:
+		add_ref(opt, r->target, OP_LEADER | OP_EXTREF);
+		break;
+	case MARK_IN_FUNC:
+		reloc_in_func(opt, find_func_containing(opt, r->addr), r);
+		break;
+	case MARK_UNDECODED:
+		reloc_undecoded(opt, r);
+		break;
+	case MARK_NOTHING:
+		break;
+	}
+}
+
+/* One part of the relocations, and those of it that mark something */
 struct reloc_part {
 	struct opt *opt;
 	struct marked {
-		struct kmeta_sec *target;
+		enum reloc_mark how;
 		struct kmeta_reloc r;
 	} *v;
 	size_t nr, cap;
@@ -404,10 +408,11 @@ struct reloc_part {
 static int keep_markable(void *ctx, struct kmeta_sec *target, const struct kmeta_reloc *r)
 {
 	struct reloc_part *p = ctx;
+	enum reloc_mark how = reloc_mark_of(p->opt, target, r);
 
-	if (may_mark(p->opt, target, r)) {
+	if (how != MARK_NOTHING) {
 		GROW(p->v, p->cap, p->nr + 1);
-		p->v[p->nr++] = (struct marked){ target, *r };
+		p->v[p->nr++] = (struct marked){ how, *r };
 	}
 	return 0;
 }
@@ -429,7 +434,7 @@ static void sift_part(void *arg, size_t i, unsigned int worker)
 }
 
 /*
- * Every relocation, sifted in parallel (the tests only read), then the few that can
+ * Every relocation, sifted in parallel (reloc_mark_of() only reads), then the few that
  * mark something marked in their order, in one thread: the marks are the serial ones.
  */
 static int mark_relocs(struct opt *opt)
@@ -443,7 +448,7 @@ static int mark_relocs(struct opt *opt)
 	for (size_t i = 0; i < RELOC_PARTS; i++) {
 		err = err ? err : ps.part[i].err;
 		for (size_t k = 0; !err && k < ps.part[i].nr; k++)
-			mark_reloc(opt, ps.part[i].v[k].target, &ps.part[i].v[k].r);
+			mark_reloc(opt, ps.part[i].v[k].how, &ps.part[i].v[k].r);
 		free(ps.part[i].v);
 	}
 	return err ? -1 : 0;
