@@ -64,6 +64,8 @@ KBOLT_SRCS += $(addprefix kbolt/, optimize.c decode.c refs.c cfg.c prof_map.c la
 	orc_gen.c rewrite.c output.c parallel.c verify.c verify_walk.c verify_meta.c verify_values.c)
 # reports drawn from a profile (heatmap) and counted from a layout (dyno)
 KBOLT_SRCS += $(addprefix kbolt/, heatmap.c heatmap_png.c dyno.c ext_tsp.c)
+# another tool's output made comparable (fix-sites)
+KBOLT_SRCS += kbolt/fix_sites.c
 
 KMETA_LIB := $(OUT)/libkmeta.a
 KBOLT_BIN := $(OUT)/kbolt/kbolt

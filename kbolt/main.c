@@ -4,7 +4,8 @@
  * (verify.c), check-profile, which validates a profile against the kernel it claims to
  * describe, and profile-to-bolt, which writes a profile for llvm-bolt.  Options are
  * validated in one place (each command says which it takes) and commands accept unique
- * prefixes, as in kmeta.  heatmap (heatmap.c) draws where the profile's code lies.
+ * prefixes, as in kmeta.  heatmap (heatmap.c) draws where the profile's code lies;
+ * fix-sites (fix_sites.c) repairs the site lists of another tool's output.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +19,7 @@
 #include "../kmeta/kmeta.h"
 #include "../kmeta/util.h"
 #include "check_profile.h"
+#include "fix_sites.h"
 #include "heatmap.h"
 #include "optimize.h"
 #include "profile.h"
@@ -46,13 +48,15 @@ static void usage(FILE *f)
 		"  check-profile VMLINUX PROFILE   check every recorded edge against the kernel's code\n"
 		"  profile-to-bolt -o OUT PROFILE  write PROFILE in BOLT's format (perf2bolt -pa)\n"
 		"  heatmap VMLINUX PROFILE -o FILE draw where executed code lies (FILE.svg, FILE.png)\n"
+		"  fix-sites VMLINUX -o OUT        repair another tool's stale site lists\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json     JSON output\n"
 		"  -p, --pretty   indented JSON output (implies -j)\n"
 		"  -f, --force    use a profile whose build-id is not the kernel's, or whose\n"
 		"                 addresses miss its instructions\n"
-		"  -o, --output FILE  optimize, profile-to-bolt, heatmap: the file to write\n"
+		"  -o, --output FILE  optimize, profile-to-bolt, heatmap, fix-sites: the file\n"
+		"                     to write\n"
 		"      --profile FILE     optimize: lay the functions out by this profile\n"
 		"      --layout profile|greedy|random  optimize: by the profile with ext-TSP\n"
 		"                         (the default with --profile), by the profile with\n"
@@ -200,6 +204,11 @@ static int cmd_heatmap(struct kbolt_opts *o)
 	return kbolt_heatmap(o->args[0], o->args[1], o->output, &ho);
 }
 
+static int cmd_fix_sites(struct kbolt_opts *o)
+{
+	return kbolt_fix_sites(o->args[0], o->output);
+}
+
 static int cmd_verify(struct kbolt_opts *o)
 {
 	return kbolt_verify(o->args[0], o->args[1], &(struct verify_report){ .quiet = false });
@@ -268,6 +277,7 @@ static const struct {
 	{ "verify", cmd_verify, 2, "verify ORIG NEW", false, 0 },
 	{ "heatmap", cmd_heatmap, 2, "heatmap [-j|-p] [-f] VMLINUX PROFILE [--optimized OUT] "
 	  "-o FILE.svg|FILE.png", true, TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZED },
+	{ "fix-sites", cmd_fix_sites, 1, "fix-sites VMLINUX -o OUT", true, TAKES_OUTPUT },
 };
 
 /* The option of a TAKES_ bit, for messages */

@@ -88,6 +88,25 @@ json_get() {
 	tail -n 1 "$1" | /usr/bin/python3 -c "import json, sys; r = json.load(sys.stdin); print($2)"
 }
 
+# bump_byte FILE ADDR: add 1 to the byte of FILE that is loaded at address ADDR (a
+# number bash reads: 0x... or a wrapped negative), in place
+bump_byte() {
+	/usr/bin/python3 - "$1" "$(printf '%x' "$2")" <<'EOF'
+import sys
+from elftools.elf.elffile import ELFFile
+path, addr = sys.argv[1], int(sys.argv[2], 16)
+with open(path, 'rb') as f:
+    sec = next(s for s in ELFFile(f).iter_sections() if s['sh_type'] != 'SHT_NOBITS' and
+               s['sh_addr'] <= addr < s['sh_addr'] + s['sh_size'])
+    off = sec['sh_offset'] + addr - sec['sh_addr']
+with open(path, 'r+b') as f:
+    f.seek(off)
+    b = f.read(1)
+    f.seek(off)
+    f.write(bytes([(b[0] + 1) & 0xff]))
+EOF
+}
+
 # proc_profile_61: the path of the proc profile of Debian's 6.1 that
 # scripts/cached-profile keeps for every tool, recorded first if missing; empty if the
 # kernel is missing or the recording failed.

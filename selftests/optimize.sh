@@ -122,24 +122,8 @@ check_match "... saying so" 'verify: .*: relocated value does not match its relo
 # compared slot by slot (return_sites, s32) and in one compared in site order
 # (mcount_loc, 64-bit): its 100th slot, one byte further
 bump_slot() {	# bump_slot IN OUT START_SYMBOL SLOT_SIZE: add 1 to the 100th slot's low byte
-	/usr/bin/python3 - "$@" <<'EOF'
-import sys, shutil
-from elftools.elf.elffile import ELFFile
-src, dst, start, size = sys.argv[1:]
-shutil.copyfile(src, dst)
-with open(src, 'rb') as f:
-    e = ELFFile(f)
-    a = next(s['st_value'] for s in e.get_section_by_name('.symtab').iter_symbols()
-             if s.name == start) + 99 * int(size)
-    sec = next(s for s in e.iter_sections() if s['sh_type'] != 'SHT_NOBITS' and
-               s['sh_addr'] <= a < s['sh_addr'] + s['sh_size'])
-    off = sec['sh_offset'] + a - sec['sh_addr']
-with open(dst, 'r+b') as f:
-    f.seek(off)
-    b = f.read(1)
-    f.seek(off)
-    f.write(bytes([(b[0] + 1) & 0xff]))
-EOF
+	cp "$1" "$2"
+	bump_byte "$2" $((0x$(nm "$1" | awk -v s="$3" '$3 == s {print $1}') + 99 * $4))
 }
 for t in return_sites:__return_sites:4 mcount_loc:__start_mcount_loc:8; do
 	IFS=: read -r name start size <<< "$t"
