@@ -55,7 +55,7 @@ endif
 
 KMETA_LIB_SRCS := $(addprefix kmeta/, util.c image.c elf.c sym.c reloc.c version.c btf.c \
 	insn.c compress.c table.c check.c json.c module.c sites.c remap.c scan.c \
-	addr_index.c pages.c) $(wildcard kmeta/tables/*.c)
+	addr_index.c pages.c padding.c) $(wildcard kmeta/tables/*.c)
 KMETA_SRCS := $(addprefix kmeta/, main.c cmd_summary.c cmd_dump.c cmd_check.c cmd_diff.c)
 
 KBOLT_SRCS := $(addprefix kbolt/, main.c profile.c prof_kbolt.c check_profile.c prof_bolt.c profile_match.c)

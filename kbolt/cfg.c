@@ -5,7 +5,9 @@
  * The edges that matter for moving blocks are the fall-through ones: a block that falls
  * into another must stay in front of it or get a jmp.  The metadata edges (jump-label
  * site -> target, exception insn -> fixup, WARN ud2 -> next) make their targets leaders
- * and, for jump labels and WARNs, successors.
+ * and, for jump labels and WARNs, successors.  The alignment padding after the
+ * function's ELF end (kmeta_claim_padding()) is room, not code: its blocks are
+ * dropped, nothing falls into them, and nothing may reach or refer to them.
  *
  * Must run after collect_refs().
  */
@@ -20,6 +22,26 @@ static bool is_int3(const struct kmeta_image *img, const struct func *f, const s
 						f->sym->addr + op->off, 1);
 
 	return op->len == 1 && p && p[0] == 0xcc;
+}
+
+/* Offset of the function's ELF end: the claimed padding starts there */
+static uint32_t body_end(const struct func *f)
+{
+	return (uint32_t)(f->sym->size - f->sym->padding);
+}
+
+static bool in_padding(const struct func *f, uint32_t b)
+{
+	return f->ops[f->bbs[b].first].off >= body_end(f);
+}
+
+uint32_t nr_body_bbs(const struct func *f)
+{
+	uint32_t n = f->nr_bbs;
+
+	while (n && in_padding(f, n - 1))
+		n--;
+	return n;
 }
 
 /* The last op decides how the block ends: does anything fall through it? */
@@ -47,6 +69,8 @@ static void mark_trailers(struct opt *opt, struct func *f)
 		bool after_branch = (prev->flags & OP_TRAIL) ||
 				    (op_ends_flow(prev) && prev->kind != KI_TRAP);
 
+		if (op->off >= body_end(f))
+			break;	/* the padding stays padding, a block of its own */
 		if (after_branch && !(op->flags & OP_LEADER) && is_int3(opt->img, f, op))
 			op->flags |= OP_TRAIL;
 	}
@@ -82,7 +106,7 @@ static void split_blocks(struct func *f)
 
 		if (f->ops[i].flags & OP_TRAIL)
 			continue;
-		if (op_ends_block(prev) || (prev->flags & OP_TRAIL))
+		if (op_ends_block(prev) || (prev->flags & OP_TRAIL) || f->ops[i].off == body_end(f))
 			f->ops[i].flags |= OP_LEADER;
 	}
 	for (uint32_t i = 0; i < f->nr_ops; i++)
@@ -135,9 +159,11 @@ static int link_block(struct opt *opt, struct func *f, uint32_t b)
 {
 	struct bb *bb = &f->bbs[b];
 	const struct op *last = bb_last(f, bb);
-	bool has_next = b + 1 < f->nr_bbs;
+	bool has_next = b + 1 < f->nr_bbs && !in_padding(f, b + 1);
 	bool intra = false;
 
+	if (in_padding(f, b))
+		return 0;	/* nothing runs there: dropped, or the function skipped */
 	if (last->target && (last->kind == KI_JCC || last->kind == KI_JMP || (last->flags & OP_JL)) &&
 	    !(last->flags & OP_UNIT)) {
 		bb->taken = bb_at(f, last->target);
@@ -206,6 +232,27 @@ static void drop_padding(struct opt *opt, struct func *f)
 }
 
 /*
+ * The padding after the function must start on an instruction of its own (else the
+ * last one ran into it) and be dropped whole: nothing reaches or names it
+ */
+static int check_tail_padding(struct opt *opt, struct func *f)
+{
+	uint32_t last = f->nr_bbs - 1;
+
+	if (f->sym->padding && !in_padding(f, last)) {
+		skip_func(opt, f, SKIP_UNDECODABLE, f->sym->addr + body_end(f));
+		return -1;
+	}
+	for (uint32_t b = f->nr_bbs; b-- > 0 && in_padding(f, b);) {
+		if (!f->bbs[b].drop) {
+			skip_func(opt, f, SKIP_TAIL_REF, f->sym->addr + f->ops[f->bbs[b].first].off);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
  * A ud2 the bug table does not describe is not a BUG(): it may start a sequence that
  * must stay whole (Xen's emulated-instruction prefix: ud2, "xen", the instruction).
  */
@@ -233,5 +280,5 @@ int build_cfg(struct opt *opt, struct func *f)
 		if (link_block(opt, f, b))
 			return -1;
 	drop_padding(opt, f);
-	return 0;
+	return check_tail_padding(opt, f);
 }

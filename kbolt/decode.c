@@ -32,6 +32,7 @@ static const char *const skip_names[SKIP_NR] = {
 	[SKIP_ORC_BUDGET] = "ORC table full",
 	[SKIP_DATA_VALUE] = "address inside it held as a value, no relocations to rewrite it",
 	[SKIP_PADDING] = "padding or CFI preamble before a function",
+	[SKIP_TAIL_REF] = "reference into the padding after it",
 };
 
 const char *skip_reason_name(unsigned int why)

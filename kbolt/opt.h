@@ -43,6 +43,7 @@ enum skip_reason {
 	SKIP_ORC_BUDGET,	/* its ORC entries would overflow the table */
 	SKIP_DATA_VALUE,	/* no relocations: a value equal to an address inside it */
 	SKIP_PADDING,		/* __pfx_/__cfi_: padding or preamble, not a function */
+	SKIP_TAIL_REF,		/* the alignment padding after it is referenced or reached */
 	SKIP_NR
 };
 
@@ -209,6 +210,8 @@ const struct kmeta_insn *find_extra_insn(struct opt *opt, uint64_t addr);
 
 /* cfg.c */
 int build_cfg(struct opt *opt, struct func *f);
+/* Blocks of the function's own code, not of the padding after it */
+uint32_t nr_body_bbs(const struct func *f);
 long find_bb_of_op(const struct func *f, uint32_t op);
 
 /* prof_map.c */

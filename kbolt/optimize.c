@@ -48,6 +48,7 @@ struct opt_stats {
 	uint64_t skip_weight[SKIP_NR];
 	uint64_t moved_weight, unchanged_weight, total_weight;
 	size_t added_jmps, elided_jmps, inverted, widened_jl;
+	size_t grown, grown_bytes;	/* functions whose new code runs into their padding */
 	size_t orc_entries;
 	bool no_relocs;
 	struct dyno_stats dyno;	/* with a profile */
@@ -68,6 +69,7 @@ static int open_inputs(struct opt *opt, const char *in)
 		return -EINVAL;
 	}
 	opt->no_relocs = !kmeta_find_sec_by_name(opt->img, ".rela.text");
+	kmeta_claim_padding(opt->img);	/* room to grow into; verify claims the same */
 	if (!opt->o->profile)
 		return 0;
 	opt->prof = prof_read(opt->o->profile);
@@ -97,6 +99,20 @@ static void choose_layout(void *arg, size_t i, unsigned int worker)
 static void choose_layouts(struct opt *opt)
 {
 	parallel_for(opt->nr_funcs, choose_layout, opt);
+}
+
+/* Does f's new code run past its ELF end, into the padding after it? */
+static void count_growth(const struct func *f, struct opt_stats *s)
+{
+	uint64_t end = 0, body = f->sym->size - f->sym->padding;
+
+	for (uint32_t k = 0; k < f->nr_items; k++)
+		if (f->items[k].new_off + f->items[k].size > end)
+			end = f->items[k].new_off + f->items[k].size;
+	if (end > body) {
+		s->grown++;
+		s->grown_bytes += end - body;
+	}
 }
 
 static void count_items(const struct func *f, struct opt_stats *s)
@@ -132,7 +148,7 @@ static void gather_stats(struct opt *opt, struct opt_stats *s)
 	s->no_relocs = opt->no_relocs;
 	for (size_t i = 0; i < opt->nr_funcs; i++) {
 		const struct func *f = &opt->funcs[i];
-		bool multi = f->nr_bbs >= 2;
+		bool multi = nr_body_bbs(f) >= 2;
 
 		if (f->alias || f->pad)
 			continue;
@@ -150,6 +166,7 @@ static void gather_stats(struct opt *opt, struct opt_stats *s)
 			s->moved_weight += f->weight;
 			s->orc_entries += f->orc_new;
 			count_items(f, s);
+			count_growth(f, s);
 		} else if (f->skip == SKIP_NONE) {
 			s->unchanged++;
 			s->unchanged_weight += f->weight;
@@ -193,6 +210,8 @@ static void print_stats_text(const struct opt_stats *s, bool have_profile)
 	printf("branches: %zu jmps added, %zu jmps removed, %zu jccs inverted, %zu jump-label "
 	       "sites widened to 5 bytes\n", s->added_jmps, s->elided_jmps, s->inverted,
 	       s->widened_jl);
+	printf("padding: %zu functions grew into the alignment padding after them, %zu bytes "
+	       "in all\n", s->grown, s->grown_bytes);
 	if (s->no_relocs)
 		printf("relocations: none: addresses in data and immediates found by reading "
 		       "every loaded byte as one, %zu functions left alone for a value that may "
@@ -243,6 +262,10 @@ static void print_stats_json(const struct opt_stats *s, bool pretty)
 	json_u64(&j, s->unchanged_weight);
 	json_key(&j, "relocations");
 	json_bool(&j, !s->no_relocs);
+	json_key(&j, "padding_functions");
+	json_u64(&j, s->grown);
+	json_key(&j, "padding_bytes");
+	json_u64(&j, s->grown_bytes);
 	json_key(&j, "jmps_added");
 	json_u64(&j, s->added_jmps);
 	json_key(&j, "jmps_removed");

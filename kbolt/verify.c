@@ -325,6 +325,8 @@ struct verifier *verify_prepare(const char *orig)
 
 	v->walk.v = v;
 	v->a = kmeta_open(orig);
+	if (v->a)
+		kmeta_claim_padding(v->a);	/* as optimize did: functions may fill it */
 	if (!v->a || kmeta_patch_sites(v->a, &v->sites_a, &v->nr_sites_a)) {
 		verifier_free(v);
 		return NULL;
@@ -358,6 +360,11 @@ int verify_run(struct verifier *v, const char *new, const struct verify_report *
 	int err;
 
 	v->b = kmeta_open(new);
+	if (v->b && kmeta_claim_padding_like(v->b, v->a)) {
+		pr_err(new, "verify: its function symbols are not those of %s", v->a->path);
+		verifier_free(v);
+		return 1;
+	}
 	if (!v->b || kmeta_patch_sites(v->b, &v->sites_b, &v->nr_sites_b)) {
 		verifier_free(v);
 		return 1;

@@ -23,10 +23,19 @@ static void walk_push(struct walker *w, uint64_t old, uint64_t new)
 	w->work[w->nr_work++] = (struct pair){ old, new };
 }
 
+/*
+ * Where f's old code ends: its ELF end.  The padding after it (kmeta_claim_padding())
+ * is room for the new code only: the old code never runs into it.
+ */
+static uint64_t old_end(const struct vfunc *f)
+{
+	return f->sym->addr + f->sym->size - f->sym->padding;
+}
+
 /* A target: walked if inside the same function, checked at the end otherwise */
 static void push_target(struct walker *w, struct vfunc *f, uint64_t old, uint64_t new)
 {
-	if (old >= f->sym->addr && old < f->sym->addr + f->sym->size) {
+	if (old >= f->sym->addr && old < old_end(f)) {
 		walk_push(w, old, new);
 		return;
 	}
@@ -183,6 +192,7 @@ static void step(struct walker *w, struct vfunc *f, uint64_t o, uint64_t n)
 {
 	struct verifier *v = w->v;
 	uint64_t end = f->sym->addr + f->sym->size, off, jo[MAX_FOLLOW], jn[MAX_FOLLOW];
+	uint64_t oend = old_end(f);
 	const struct kmeta_range *ra, *rb;
 	struct kmeta_insn i, j;
 	struct kmeta_reloc r;
@@ -230,7 +240,7 @@ static void step(struct walker *w, struct vfunc *f, uint64_t o, uint64_t n)
 			}
 		}
 		mark_new(f, n, ra->end - ra->start);
-		if (ra->end < end)
+		if (ra->end < oend)
 			walk_push(w, ra->end, n + (ra->end - ra->start));
 		return;
 	}
@@ -241,13 +251,13 @@ static void step(struct walker *w, struct vfunc *f, uint64_t o, uint64_t n)
 	if (in_set(&v->sets_a, SITES_JL, o)) {	/* nop or jmp, 2 or 5 bytes; target: table */
 		if (!in_set(&v->sets_b, SITES_JL, n) || (i.kind == KI_JMP) != (j.kind == KI_JMP))
 			verify_fail(v, o, "jump-label site differs");
-		else if (o + i.len < end)
+		else if (o + i.len < oend)
 			walk_push(w, o + i.len, n + j.len);
 		return;
 	}
 	ci = i.kind == KI_JCC ? cond_of(v->a, &i) : -1;
 	cj = j.kind == KI_JCC ? cond_of(v->b, &j) : -1;
-	if (ci >= 0 && i.target >= f->sym->addr && i.target < end && cj >= 0 &&
+	if (ci >= 0 && i.target >= f->sym->addr && i.target < oend && cj >= 0 &&
 	    !kmeta_reloc_at(v->a, o + i.rel_off, &r)) {
 		if (ci != cj && (ci ^ 1) != cj) {
 			verify_fail(v, o, "conditional branch differs");
@@ -263,7 +273,7 @@ static void step(struct walker *w, struct vfunc *f, uint64_t o, uint64_t n)
 	}
 	if (kmeta_insn_ends_flow(&i) && !in_set(&v->sets_a, SITES_WARN, o) && !(i.flags & KIF_INT))
 		return;
-	if (o + i.len < end)
+	if (o + i.len < oend)
 		walk_push(w, o + i.len, n + j.len);
 }
 
@@ -699,13 +709,18 @@ static bool is_padding_insn(struct kmeta_image *img, uint64_t addr, unsigned int
 	return (in.flags & KIF_NOP) || (p && p[0] == 0xcc);
 }
 
-/* Every old instruction reached or padding; every new byte reached or int3 */
+/*
+ * Every old instruction reached or padding; every new byte reached or int3, or in the
+ * padding after the function as it was (a function only re-targeted keeps its padding)
+ */
 void verify_coverage(struct verifier *v)
 {
 	for (size_t k = 0; k < v->nr_f; k++) {
 		struct vfunc *f = &v->f[k];
 		const struct kmeta_func_insns *fi = kmeta_func_decode(v->a, f->sym);
+		const unsigned char *p = kmeta_bytes_at(v->a, f->sym->addr, f->sym->size);
 		const unsigned char *q = kmeta_bytes_at(v->b, f->sym->addr, f->sym->size);
+		uint64_t body = old_end(f) - f->sym->addr;
 
 		for (uint32_t i = 0; fi && i < fi->nr; i++) {
 			uint32_t off = fi->off[i];
@@ -718,7 +733,7 @@ void verify_coverage(struct verifier *v)
 				verify_fail(v, f->sym->addr + off, "old instruction not found in the new code");
 		}
 		for (uint64_t off = 0; off < f->sym->size; off++)
-			if (!f->cover[off] && q[off] != 0xcc)
+			if (!f->cover[off] && q[off] != 0xcc && (off < body || q[off] != p[off]))
 				verify_fail(v, f->sym->addr, "new byte at +0x%" PRIx64 " is neither a walked "
 				     "instruction nor int3 fill", off);
 	}

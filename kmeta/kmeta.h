@@ -42,6 +42,7 @@ struct kmeta_sym {
 	unsigned int shndx;
 	unsigned int file;	/* index of the STT_FILE symbol this local follows, 0 if none */
 	struct kmeta_sym *parent;	/* for foo.cold: foo */
+	uint32_t padding;	/* bytes of alignment padding size covers (padding.c) */
 	bool undefined_stub;	/* a module's undefined symbol, given a synthetic address */
 };
 
@@ -146,6 +147,16 @@ struct kmeta_sym *kmeta_find_sym_at(struct kmeta_image *img, uint64_t addr);
 /* "func+0xoff", "sym+0xoff" or "0xaddr" into buf; returns buf */
 char *kmeta_addr_str(struct kmeta_image *img, uint64_t addr, char *buf, size_t size);
 #define KMETA_ADDR_STR_SIZE 256
+
+/*
+ * padding.c: let each function's size cover the alignment padding after it (nops and
+ * int3s, no symbol, under 64 bytes), for a rewriter that may use it; the number of
+ * functions that got some.  _like: the same sizes as like, an image of the same
+ * kernel with the same symbols (a rewritten one, whose padding may hold code); 0 or
+ * -EINVAL if their functions differ.  Call before anything is looked up.
+ */
+size_t kmeta_claim_padding(struct kmeta_image *img);
+int kmeta_claim_padding_like(struct kmeta_image *img, const struct kmeta_image *like);
 
 /* reloc.c */
 /* The allocated section that rsec relocates, NULL if rsec is not such a .rela */

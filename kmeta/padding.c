@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The alignment padding after functions.  The compiler aligns each function (16 bytes
+ * on x86-64) and the assembler fills the gap after the previous one with nops, or
+ * int3; nothing in it runs and no symbol names it.  A tool that rewrites a function in
+ * place may use those bytes as room, so kmeta_claim_padding() lets a function's size
+ * cover them: only when asked (kbolt does), never for kmeta's own commands, which show
+ * the ELF sizes.
+ *
+ * The gap is claimed only when it is all nops and int3s (recognized from their bytes,
+ * in the encodings compilers and assemblers pad with), lies in the function's section,
+ * holds no symbol, and is shorter than PADDING_MAX.  Whether anything refers into it
+ * is for the caller to find out, as for any byte of the function.
+ */
+#include <errno.h>
+#include <stdbool.h>
+
+#include "internal.h"
+
+#define PADDING_MAX 64	/* gaps of a function's alignment, not of a section's */
+
+/* Length of the padding instruction at p (at most n bytes), 0 if it is not one */
+static unsigned int nop_len(const unsigned char *p, unsigned int n)
+{
+	unsigned int i = 0, modrm_len;
+
+	if (p[0] == 0x90 || p[0] == 0xcc)
+		return 1;
+	while (i < n && i < 14 && (p[i] == 0x66 || p[i] == 0x2e || p[i] == 0x3e))
+		i++;
+	if (i < n && p[i] == 0x90 && i == 1 && p[0] == 0x66)
+		return 2;	/* xchg %ax,%ax */
+	if (i + 2 >= n || p[i] != 0x0f || p[i + 1] != 0x1f || (p[i + 2] & 0x38))
+		return 0;	/* not 0f 1f /0, "nop r/m" */
+	switch (p[i + 2] & 0xc7) {	/* mod and rm */
+	case 0x00: modrm_len = 1; break;	/* (%rax) */
+	case 0x40: modrm_len = 2; break;	/* disp8(%rax) */
+	case 0x44: modrm_len = 3; break;	/* disp8(%rax,%rax,1) */
+	case 0x80: modrm_len = 5; break;	/* disp32(%rax) */
+	case 0x84: modrm_len = 6; break;	/* disp32(%rax,%rax,1) */
+	default: return 0;
+	}
+	return i + 2 + modrm_len <= n ? i + 2 + modrm_len : 0;
+}
+
+static bool is_padding(const unsigned char *p, unsigned int n)
+{
+	for (unsigned int k = 0, len; k < n; k += len) {
+		len = nop_len(p + k, n - k);
+		if (!len)
+			return false;
+	}
+	return true;
+}
+
+/* Index of the first entry of img->sorted at or after addr (nr_sorted if none) */
+static size_t first_sym_from(struct kmeta_image *img, uint64_t addr)
+{
+	size_t lo = 0, hi = img->nr_sorted;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->sorted[mid]->addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Bytes of padding after f, 0 if the gap is not padding as described above */
+static uint64_t padding_after(struct kmeta_image *img, const struct kmeta_sym *f)
+{
+	uint64_t end = f->addr + f->size, next;
+	struct kmeta_sec *sec = kmeta_find_sec_containing(img, f->addr);
+	size_t i = first_sym_from(img, end);
+	const unsigned char *p;
+
+	if (!sec || !(sec->flags & SHF_EXECINSTR) || end >= sec->addr + sec->size)
+		return 0;
+	next = i < img->nr_sorted ? img->sorted[i]->addr : sec->addr + sec->size;
+	if (next > sec->addr + sec->size)
+		next = sec->addr + sec->size;
+	if (next <= end || next - end >= PADDING_MAX)
+		return 0;
+	p = kmeta_bytes_at(img, end, next - end);
+	return p && is_padding(p, (unsigned int)(next - end)) ? next - end : 0;
+}
+
+size_t kmeta_claim_padding(struct kmeta_image *img)
+{
+	size_t nr = 0;
+
+	for (size_t i = 0; i < img->nr_funcs; i++) {
+		struct kmeta_sym *f = img->funcs[i];
+		uint64_t pad = f->padding ? 0 : padding_after(img, f);
+
+		if (!pad)
+			continue;
+		f->size += pad;
+		f->padding = (uint32_t)pad;
+		nr++;
+	}
+	img->last_func = NULL;
+	return nr;
+}
+
+int kmeta_claim_padding_like(struct kmeta_image *img, const struct kmeta_image *like)
+{
+	if (img->nr_funcs != like->nr_funcs)
+		return -EINVAL;
+	for (size_t i = 0; i < img->nr_funcs; i++) {
+		struct kmeta_sym *f = img->funcs[i];
+		const struct kmeta_sym *g = like->funcs[i];
+
+		if (f->addr != g->addr || f->padding || f->size + g->padding != g->size)
+			return -EINVAL;
+	}
+	for (size_t i = 0; i < img->nr_funcs; i++) {
+		img->funcs[i]->padding = like->funcs[i]->padding;
+		img->funcs[i]->size = like->funcs[i]->size;
+	}
+	img->last_func = NULL;
+	return 0;
+}
