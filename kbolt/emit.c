@@ -309,6 +309,16 @@ static void emit_fixes(struct opt *opt, struct func *f)
 	}
 }
 
+uint32_t emitted_size(const struct func *f)
+{
+	uint32_t end = 0;
+
+	for (uint32_t k = 0; k < f->nr_items; k++)
+		if (f->items[k].new_off + f->items[k].size > end)
+			end = f->items[k].new_off + f->items[k].size;
+	return end;
+}
+
 void emit_code(struct opt *opt, struct func *f)
 {
 	f->code = xmalloc(f->sym->size);

@@ -229,6 +229,8 @@ double ext_tsp_score(const struct func *f, const uint32_t *order, uint32_t nr);
 /* emit.c */
 int emit_plan(struct opt *opt, struct func *f);
 void emit_code(struct opt *opt, struct func *f);
+/* Bytes the plan fills: past the ELF size when f grew into its padding */
+uint32_t emitted_size(const struct func *f);
 /* New address of old address addr (identity outside moved functions); false if unmappable */
 bool map_addr(struct opt *opt, uint64_t addr, uint64_t *out);
 /* The same for a byte inside an op copied whole (a relocated field) */

@@ -104,11 +104,8 @@ static void choose_layouts(struct opt *opt)
 /* Does f's new code run past its ELF end, into the padding after it? */
 static void count_growth(const struct func *f, struct opt_stats *s)
 {
-	uint64_t end = 0, body = f->sym->size - f->sym->padding;
+	uint64_t end = emitted_size(f), body = f->sym->size - f->sym->padding;
 
-	for (uint32_t k = 0; k < f->nr_items; k++)
-		if (f->items[k].new_off + f->items[k].size > end)
-			end = f->items[k].new_off + f->items[k].size;
 	if (end > body) {
 		s->grown++;
 		s->grown_bytes += end - body;

@@ -209,12 +209,15 @@ static int copy_input(struct kmeta_image *img, int out, uint64_t end)
 	return err;
 }
 
-/* What kbolt may have changed: allocated sections and their relocations */
+/*
+ * What kbolt may have changed: allocated sections and their relocations, and the
+ * symbol table (the sizes of functions that grew into their padding)
+ */
 static bool is_rewritten_sec(struct kmeta_image *img, const GElf_Shdr *sh)
 {
 	if (sh->sh_type == SHT_NOBITS || !sh->sh_size)
 		return false;
-	if (sh->sh_flags & SHF_ALLOC)
+	if ((sh->sh_flags & SHF_ALLOC) || sh->sh_type == SHT_SYMTAB)
 		return true;
 	return sh->sh_type == SHT_RELA && sh->sh_info && sh->sh_info < img->nr_secs &&
 	       (img->secs[sh->sh_info].flags & SHF_ALLOC);

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,27 @@ static void commit_code(struct opt *opt)
 
 		if (f->moved)
 			memcpy(image_ptr(opt, f->sym->addr, f->sym->size), f->code, f->sym->size);
+	}
+}
+
+/*
+ * A function that grew into the padding after it gets a symbol size (st_size, in the
+ * image's .symtab) that covers its new code, and so do its aliases: tools that
+ * attribute addresses to functions by their ELF size (perf, kmeta) find it all
+ */
+static void grow_symbols(struct opt *opt)
+{
+	struct kmeta_sec *symtab = kmeta_find_sec_by_name(opt->img, ".symtab");
+
+	for (size_t n = 0; symtab && symtab->data && n < opt->nr_funcs; n++) {
+		const struct func *f = &opt->funcs[opt->func_span[n].owner];
+		const struct kmeta_sym *s = opt->funcs[n].sym;
+		uint64_t end = f->moved ? emitted_size(f) : 0;
+		size_t idx = (size_t)(s - opt->img->syms);
+
+		if (end > s->size - s->padding && (idx + 1) * sizeof(Elf64_Sym) <= symtab->size)
+			put_u64(symtab->data + idx * sizeof(Elf64_Sym) +
+				offsetof(Elf64_Sym, st_size), end);
 	}
 }
 
@@ -429,6 +451,7 @@ int rewrite_image(struct opt *opt)
 	err = retarget_unmoved(opt);
 	if (!err) {
 		commit_code(opt);
+		grow_symbols(opt);
 		err = rewrite_tables(opt, &ms, &nr_ms);
 	}
 	if (!err) {

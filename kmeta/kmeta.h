@@ -152,8 +152,9 @@ char *kmeta_addr_str(struct kmeta_image *img, uint64_t addr, char *buf, size_t s
  * padding.c: let each function's size cover the alignment padding after it (nops and
  * int3s, no symbol, under 64 bytes), for a rewriter that may use it; the number of
  * functions that got some.  _like: the same sizes as like, an image of the same
- * kernel with the same symbols (a rewritten one, whose padding may hold code); 0 or
- * -EINVAL if their functions differ.  Call before anything is looked up.
+ * kernel with the same symbols (a rewritten one, whose functions may have grown into
+ * their padding, ELF sizes included); 0 or -EINVAL if their functions differ.  Call
+ * before anything is looked up.
  */
 size_t kmeta_claim_padding(struct kmeta_image *img);
 int kmeta_claim_padding_like(struct kmeta_image *img, const struct kmeta_image *like);

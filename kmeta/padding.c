@@ -106,19 +106,25 @@ size_t kmeta_claim_padding(struct kmeta_image *img)
 	return nr;
 }
 
+/*
+ * like's claimed sizes for img's functions.  A function of img may have grown into
+ * its padding, and its ELF size with it (kbolt writes that size): anything from like's
+ * ELF size to its claimed size is the same function.
+ */
 int kmeta_claim_padding_like(struct kmeta_image *img, const struct kmeta_image *like)
 {
 	if (img->nr_funcs != like->nr_funcs)
 		return -EINVAL;
 	for (size_t i = 0; i < img->nr_funcs; i++) {
-		struct kmeta_sym *f = img->funcs[i];
+		const struct kmeta_sym *f = img->funcs[i];
 		const struct kmeta_sym *g = like->funcs[i];
 
-		if (f->addr != g->addr || f->padding || f->size + g->padding != g->size)
+		if (f->addr != g->addr || f->padding || f->size > g->size ||
+		    f->size < g->size - g->padding)
 			return -EINVAL;
 	}
 	for (size_t i = 0; i < img->nr_funcs; i++) {
-		img->funcs[i]->padding = like->funcs[i]->padding;
+		img->funcs[i]->padding = (uint32_t)(like->funcs[i]->size - img->funcs[i]->size);
 		img->funcs[i]->size = like->funcs[i]->size;
 	}
 	img->last_func = NULL;

@@ -145,6 +145,12 @@ check_match "... profile weight in functions kbolt rewrote or proved already in 
 	'^(9[89]|100)\.' "$w"
 m=$(json_get "$tmp/p.stats" 'round(100 * r["rewritten_weight"] / r["profile_weight"], 2)')
 check_match "... of which in functions with a new layout: $m%" '^[5-9][0-9]\.' "$m"
+# functions that grew into their padding get the ELF size of their new code
+g=$(json_get "$tmp/p.stats" 'r["padding_functions"]')
+n=$(diff <(readelf -sW "$VMLINUX_61" | awk '$4 == "FUNC" {print $2, $3, $8}') \
+	<(readelf -sW "$tmp/p" | awk '$4 == "FUNC" {print $2, $3, $8}') | grep -c '^>')
+check "... $g functions grew into their padding; $n function symbols have a new size" \
+	test "$g" -gt 0 -a "$n" -ge "$g" -a "$n" -le $((2 * g))
 vm_boot "6.1, profile layout: boots, every workload passes" --kernel "$tmp/p" --workload all
 rm -f "$tmp/p"
 "$KBOLT" profile-to-bolt -o "$tmp/proc.bolt" "$prof" 2>/dev/null
