@@ -27,7 +27,7 @@ static bool is_int3(const struct kmeta_image *img, const struct func *f, const s
 /* Offset of the function's ELF end: the claimed padding starts there */
 static uint32_t body_end(const struct func *f)
 {
-	return (uint32_t)(f->sym->size - f->sym->padding);
+	return (uint32_t)kmeta_elf_size(f->sym);
 }
 
 static bool in_padding(const struct func *f, uint32_t b)

@@ -349,14 +349,14 @@ static void keep_hits(struct first_pass *p)
 		if (!f || !is_decoded_rewritable(f) || (g && g->decoded) ||
 		    (!g && kmeta_is_alt_code(opt->img, p->hits[k].start)))
 			continue;
-		if (g && !g->want_decode) {
+		if (opt->lite && g && !g->want_decode) {
 			g->want_decode = true;
 			p->todo[nr_want++] = g;
 		}
 		p->hits[n++] = p->hits[k];
 	}
 	p->nr_hits = n;
-	p->nr_todo = opt->lite ? nr_want : 0;
+	p->nr_todo = nr_want;
 }
 
 /* Code that may point into a function to be rewritten and was not decoded: it stays */

@@ -104,7 +104,7 @@ static void choose_layouts(struct opt *opt)
 /* Does f's new code run past its ELF end, into the padding after it? */
 static void count_growth(const struct func *f, struct opt_stats *s)
 {
-	uint64_t end = emitted_size(f), body = f->sym->size - f->sym->padding;
+	uint64_t end = emitted_size(f), body = kmeta_elf_size(f->sym);
 
 	if (end > body) {
 		s->grown++;

@@ -121,7 +121,7 @@ static void grow_symbols(struct opt *opt)
 		uint64_t end = f->moved ? emitted_size(f) : 0;
 		size_t idx = (size_t)(s - opt->img->syms);
 
-		if (end > s->size - s->padding && (idx + 1) * sizeof(Elf64_Sym) <= symtab->size)
+		if (end > kmeta_elf_size(s) && (idx + 1) * sizeof(Elf64_Sym) <= symtab->size)
 			put_u64(symtab->data + idx * sizeof(Elf64_Sym) +
 				offsetof(Elf64_Sym, st_size), end);
 	}

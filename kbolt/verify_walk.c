@@ -29,7 +29,7 @@ static void walk_push(struct walker *w, uint64_t old, uint64_t new)
  */
 static uint64_t old_end(const struct vfunc *f)
 {
-	return f->sym->addr + f->sym->size - f->sym->padding;
+	return f->sym->addr + kmeta_elf_size(f->sym);
 }
 
 /* A target: walked if inside the same function, checked at the end otherwise */
@@ -720,7 +720,7 @@ void verify_coverage(struct verifier *v)
 		const struct kmeta_func_insns *fi = kmeta_func_decode(v->a, f->sym);
 		const unsigned char *p = kmeta_bytes_at(v->a, f->sym->addr, f->sym->size);
 		const unsigned char *q = kmeta_bytes_at(v->b, f->sym->addr, f->sym->size);
-		uint64_t body = old_end(f) - f->sym->addr;
+		uint64_t body = kmeta_elf_size(f->sym);
 
 		for (uint32_t i = 0; fi && i < fi->nr; i++) {
 			uint32_t off = fi->off[i];

@@ -13,6 +13,8 @@ int elf_read_sections(struct kmeta_image *img);
 
 /* sym.c */
 int sym_read_symbols(struct kmeta_image *img);
+/* Index in img->sorted of the first symbol at or after addr, nr_sorted if none */
+size_t sym_first_from(struct kmeta_image *img, uint64_t addr);
 
 /* reloc.c */
 int reloc_apply_module(struct kmeta_image *img);

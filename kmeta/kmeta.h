@@ -158,6 +158,11 @@ char *kmeta_addr_str(struct kmeta_image *img, uint64_t addr, char *buf, size_t s
  */
 size_t kmeta_claim_padding(struct kmeta_image *img);
 int kmeta_claim_padding_like(struct kmeta_image *img, const struct kmeta_image *like);
+/* The function's ELF size: where its code ends and claimed padding begins */
+static inline uint64_t kmeta_elf_size(const struct kmeta_sym *sym)
+{
+	return sym->size - sym->padding;
+}
 
 /* reloc.c */
 /* The allocated section that rsec relocates, NULL if rsec is not such a .rela */

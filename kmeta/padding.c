@@ -53,28 +53,12 @@ static bool is_padding(const unsigned char *p, unsigned int n)
 	return true;
 }
 
-/* Index of the first entry of img->sorted at or after addr (nr_sorted if none) */
-static size_t first_sym_from(struct kmeta_image *img, uint64_t addr)
-{
-	size_t lo = 0, hi = img->nr_sorted;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (img->sorted[mid]->addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Bytes of padding after f, 0 if the gap is not padding as described above */
 static uint64_t padding_after(struct kmeta_image *img, const struct kmeta_sym *f)
 {
 	uint64_t end = f->addr + f->size, next;
 	struct kmeta_sec *sec = kmeta_find_sec_containing(img, f->addr);
-	size_t i = first_sym_from(img, end);
+	size_t i = sym_first_from(img, end);
 	const unsigned char *p;
 
 	if (!sec || !(sec->flags & SHF_EXECINSTR) || end >= sec->addr + sec->size)
@@ -120,7 +104,7 @@ int kmeta_claim_padding_like(struct kmeta_image *img, const struct kmeta_image *
 		const struct kmeta_sym *g = like->funcs[i];
 
 		if (f->addr != g->addr || f->padding || f->size > g->size ||
-		    f->size < g->size - g->padding)
+		    f->size < kmeta_elf_size(g))
 			return -EINVAL;
 	}
 	for (size_t i = 0; i < img->nr_funcs; i++) {

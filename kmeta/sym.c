@@ -290,6 +290,11 @@ static long last_at_or_before(struct kmeta_sym **arr, size_t n, uint64_t a)
 	return found;
 }
 
+size_t sym_first_from(struct kmeta_image *img, uint64_t addr)
+{
+	return addr ? (size_t)(last_at_or_before(img->sorted, img->nr_sorted, addr - 1) + 1) : 0;
+}
+
 /* arr[i] is the last entry at or before a (-1 if none) */
 static struct kmeta_sym *find_containing(struct kmeta_sym **arr, long i, uint64_t a)
 {
