@@ -10,11 +10,13 @@
  * fentry) run other code than the file holds: they are counted apart, as are addresses
  * outside the image (module, BPF and ftrace trampoline code).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../kmeta/table.h"
+#include "../kmeta/util.h"
 #include "check_profile.h"
 
 extern const struct table_desc jump_table_table, static_call_sites_table,
@@ -51,18 +53,11 @@ int profile_patched_ranges(struct kmeta_image *img, struct kmeta_range **out, si
 
 bool profile_is_patched(const struct kmeta_range *r, size_t nr, uint64_t addr)
 {
-	size_t lo = 0, hi = nr;
+	/* the first range starting after addr */
+	size_t past = upper_bound_u64(r, nr, sizeof(*r), offsetof(struct kmeta_range, start), addr);
 
-	while (lo < hi) {	/* first range starting after addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* ranges are short (<= 255 bytes): a few steps back cover overlaps */
-	for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++)
+	for (size_t i = past, k = 0; i-- > 0 && k < 8; k++)
 		if (addr < r[i].end)
 			return true;
 	return false;

@@ -199,17 +199,7 @@ static size_t make_unit(struct func *f, const struct kmeta_insn *insns, size_t i
 /* First patch site ending after addr */
 static size_t first_site_after(const struct kmeta_range *r, size_t nr, uint64_t addr)
 {
-	size_t lo = 0, hi = nr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return upper_bound_u64(r, nr, sizeof(*r), offsetof(struct kmeta_range, end), addr);
 }
 
 static bool build_ops(struct opt *opt, struct func *f, const struct kmeta_insn *insns,

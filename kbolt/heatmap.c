@@ -172,19 +172,11 @@ static void add_entry(struct heatmap *h, struct kmeta_image *img, const uint64_t
 		      size_t nr, uint64_t to, uint64_t count)
 {
 	struct kmeta_sym *f = kmeta_find_func_containing(img, to);
-	size_t lo = 0, hi = nr;
+	size_t exit = lower_bound_u64(exits, nr, sizeof(*exits), 0, to);
 	uint64_t end;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (exits[mid] < to)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (f && lo < nr && exits[lo] < f->addr + f->size)
-		end = insn_end(img, exits[lo]);
+	if (f && exit < nr && exits[exit] < f->addr + f->size)
+		end = insn_end(img, exits[exit]);
 	else
 		end = insn_end(img, to);	/* no exit ahead: the one instruction we know ran */
 	GROW(h->ranges, h->ranges_cap, h->nr_ranges + 1);

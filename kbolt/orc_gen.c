@@ -51,17 +51,7 @@ int orc_read(struct opt *opt)
 /* Index of the first old entry with ip >= addr */
 static size_t orc_lower(const struct opt *opt, uint64_t addr)
 {
-	size_t lo = 0, hi = opt->nr_orc;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (opt->orc_ips[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return lower_bound_u64(opt->orc_ips, opt->nr_orc, sizeof(*opt->orc_ips), 0, addr);
 }
 
 /* The old state at addr, NULL if no entry covers it */

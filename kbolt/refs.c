@@ -9,6 +9,7 @@
  *
  * Must run after decode_funcs() and before build_cfg().
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,19 +231,13 @@ static int decode_extra(struct opt *opt)
 
 const struct kmeta_insn *find_extra_insn(struct opt *opt, uint64_t addr)
 {
-	size_t lo = 0, hi = opt->extra.nr;
+	const struct kmeta_insn *in = opt->extra.insns;
+	size_t past = upper_bound_u64(in, opt->extra.nr, sizeof(*in),
+				      offsetof(struct kmeta_insn, addr), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (opt->extra.insns[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || addr >= opt->extra.insns[lo - 1].addr + opt->extra.insns[lo - 1].len)
+	if (!past || addr >= in[past - 1].addr + in[past - 1].len)
 		return NULL;
-	return &opt->extra.insns[lo - 1];
+	return &in[past - 1];
 }
 
 /* Does a fix of g's op i cover the field at off? */

@@ -150,17 +150,9 @@ static void free_sets(struct site_sets *ss)
 bool in_set(const struct site_sets *ss, enum site_kind kind, uint64_t addr)
 {
 	const struct site_set *s = &ss->kind[kind];
-	size_t lo = 0, hi = s->nr;
+	size_t i = lower_bound_u64(s->v, s->nr, sizeof(*s->v), 0, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->v[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->nr && s->v[lo] == addr;
+	return i < s->nr && s->v[i] == addr;
 }
 
 const struct site_sets *sites_of(const struct verifier *v, bool new)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,17 +46,9 @@ static void push_target(struct walker *w, struct vfunc *f, uint64_t old, uint64_
 
 static const struct kmeta_range *site_at(const struct kmeta_range *r, size_t nr, uint64_t addr)
 {
-	size_t lo = 0, hi = nr;
+	size_t i = lower_bound_u64(r, nr, sizeof(*r), offsetof(struct kmeta_range, start), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r[mid].start < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < nr && r[lo].start == addr ? &r[lo] : NULL;
+	return i < nr && r[i].start == addr ? &r[i] : NULL;
 }
 
 static int cond_of(struct kmeta_image *img, const struct kmeta_insn *in)
@@ -288,17 +281,9 @@ static void walk(struct walker *w, struct vfunc *f)
 
 static struct kmeta_entry *bsearch_site(struct kmeta_entry *e, size_t nr, uint64_t site)
 {
-	size_t lo = 0, hi = nr;
+	size_t i = lower_bound_u64(e, nr, sizeof(*e), offsetof(struct kmeta_entry, site), site);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e[mid].site < site)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < nr && e[lo].site == site ? &e[lo] : NULL;
+	return i < nr && e[i].site == site ? &e[i] : NULL;
 }
 
 /*

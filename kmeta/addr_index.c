@@ -9,19 +9,6 @@
 /* A span wider than this (not one kernel's code) gets plain binary searches */
 #define MAX_BUCKETS (1u << 22)
 
-size_t upper_bound_u64(const uint64_t *v, size_t lo, size_t hi, uint64_t key)
-{
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 void addr_index_init(struct addr_index *x, uint64_t *starts, size_t nr)
 {
 	uint64_t span = nr ? starts[nr - 1] - starts[0] : 0;
@@ -56,9 +43,10 @@ size_t addr_index_upto(const struct addr_index *x, uint64_t addr)
 		return 0;
 	b = (addr - x->starts[0]) >> BUCKET_SHIFT;
 	if (!x->first)
-		return upper_bound_u64(x->starts, 0, x->nr, addr);
+		return upper_bound_u64(x->starts, x->nr, sizeof(*x->starts), 0, addr);
 	if (b >= x->nr_buckets)
 		return x->nr;	/* past the last start */
 	/* every start before bucket b is < addr, every one from bucket b + 1 is > addr */
-	return upper_bound_u64(x->starts, x->first[b], x->first[b + 1], addr);
+	return x->first[b] + upper_bound_u64(x->starts + x->first[b], x->first[b + 1] - x->first[b],
+					     sizeof(*x->starts), 0, addr);
 }

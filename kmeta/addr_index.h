@@ -27,7 +27,4 @@ void addr_index_free(struct addr_index *x);
 /* How many starts are <= addr: the index of the last one at or before addr, plus one */
 size_t addr_index_upto(const struct addr_index *x, uint64_t addr);
 
-/* The first index in v[lo..hi) (ascending) whose value is > key, hi if none */
-size_t upper_bound_u64(const uint64_t *v, size_t lo, size_t hi, uint64_t key);
-
 #endif

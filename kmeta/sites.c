@@ -6,11 +6,13 @@
  * so boundaries there are not the original code's.  kbolt moves each range as one unit.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 #include "table.h"
+#include "util.h"
 
 extern const struct table_desc alternatives_table, paravirt_table;
 
@@ -80,20 +82,13 @@ int kmeta_patch_sites(struct kmeta_image *img, const struct kmeta_range **ranges
 bool kmeta_is_inside_patch_site(struct kmeta_image *img, uint64_t addr)
 {
 	const struct kmeta_range *r;
-	size_t nr, lo = 0, hi;
+	size_t nr, i;
 
 	if (kmeta_patch_sites(img, &r, &nr))
 		return false;
-	hi = nr;
-	while (lo < hi) {	/* first range starting at or after addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r[mid].start < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo > 0 && addr > r[lo - 1].start && addr < r[lo - 1].end;
+	/* the first range starting at or after addr */
+	i = lower_bound_u64(r, nr, sizeof(*r), offsetof(struct kmeta_range, start), addr);
+	return i > 0 && addr > r[i - 1].start && addr < r[i - 1].end;
 }
 
 int kmeta_alt_code_ranges(struct kmeta_image *img, struct kmeta_range **ranges, size_t *nr)

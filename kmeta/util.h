@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -62,6 +63,44 @@ static inline void put_u64(unsigned char *p, uint64_t v)
  * comparisons through a function pointer cost most.
  */
 void sort_by_u64_key(void *base, size_t nr, size_t size, size_t key_off);
+
+/*
+ * Binary searches in nr records of size bytes sorted by the uint64_t at byte key_off
+ * (as sort_by_u64_key() leaves them; size 8 and key_off 0 for a plain array): the
+ * index of the first record whose key is not below key (lower_bound_u64), or is
+ * above it (upper_bound_u64); nr if there is none.  Inline: the verifier asks for
+ * every instruction it walks.
+ */
+static inline size_t bound_u64(const void *base, size_t nr, size_t size, size_t key_off,
+			       uint64_t key, bool past_equal)
+{
+	const unsigned char *rec = base;
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, rec + mid * size + key_off, sizeof(k));
+		if (k < key || (past_equal && k == key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static inline size_t lower_bound_u64(const void *base, size_t nr, size_t size,
+				     size_t key_off, uint64_t key)
+{
+	return bound_u64(base, nr, size, key_off, key, false);
+}
+
+static inline size_t upper_bound_u64(const void *base, size_t nr, size_t size,
+				     size_t key_off, uint64_t key)
+{
+	return bound_u64(base, nr, size, key_off, key, true);
+}
 
 bool glob_match(const char *pattern, const char *s);
 

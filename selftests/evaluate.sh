@@ -4,8 +4,11 @@
 # "scripts/vmtest --evaluate" on the net workload, and the figures it writes are sane
 # (Documentation/evaluate.rst): the format header, millions of kernel instructions,
 # misses neither zero nor more than the fetches, MPKI as written agreeing with the
-# counts, distinct lines and pages consistent with each other.  And the usage errors of
-# both scripts.  The full evaluation (three kernels, several boots each) is not run here.
+# counts, distinct lines and pages consistent with each other; the line misses of the
+# same run (--misses) well formed and adding up to its misses; scripts/split-misses
+# putting each miss in code a profile ran or not, checked with a profile that ran
+# nothing and one that ran only the most missed function.  And the usage errors of the
+# scripts.  The full evaluation (three kernels, several boots each) is not run here.
 . "$(dirname "$0")/lib.sh"
 
 EVALUATE=$top/scripts/evaluate
@@ -29,13 +32,17 @@ if [ ! -s "$VMLINUX_61" ]; then
 fi
 check_eq "vmtest: --evaluate without a workload is a usage error" 2 \
 	"$("$VMTEST" --kernel "$VMLINUX_61" --evaluate "$tmp/x" >/dev/null 2>&1; echo $?)"
+check_eq "vmtest: --misses without --evaluate is a usage error" 2 \
+	"$("$VMTEST" --kernel "$VMLINUX_61" --workload net --misses "$tmp/x" >/dev/null 2>&1
+	   echo $?)"
 
-fig=$tmp/net.eval
+fig=$tmp/net.eval misses=$tmp/net.misses
 vm_boot "Debian 6.1 with the evaluation plugin (net, deterministic)" --kernel "$VMLINUX_61" \
-	--workload net --deterministic --evaluate "$fig"
+	--workload net --deterministic --evaluate "$fig" --misses "$misses"
 check_match "the figures start with the format line" '^kbolt-eval 1$' "$(cat "$fig" 2>/dev/null)"
 check_match "... and name the simulated caches" '^l1i 32768 8 64$' "$(cat "$fig" 2>/dev/null)"
 # every verdict is "ok" or "bad" and what the figures were
+figure() { awk -v k="$1" '$1 == k { print $2 }' "$fig" 2>/dev/null; }
 verdict=$(awk '
 	{ v[$1] = $2 }
 	function say(cond, what) { print (cond ? "ok " : "bad ") what }
@@ -56,4 +63,47 @@ verdict=$(awk '
 while IFS= read -r line; do
 	check_match "figures: ${line#* }" '^ok ' "$line"
 done <<< "$verdict"
+
+# The line misses: the header, then lines in kernel text by address, adding up to the figures
+total=$(figure l1i-misses)
+check_eq "misses: the format line" "kbolt-eval-misses 1" "$(sed -n 2p "$misses" 2>/dev/null)"
+verdict=$(awk -v total="$total" '
+	NR <= 2 { next }
+	# mawk knows no {n}: the length separately
+	length($1) != 16 || $1 !~ /^ffffffff[89a-f][0-9a-f]*[048c]0$/ { if (nb++ < 5) bad = bad " " $1 }
+	prev != "" && $1 <= prev { if (no++ < 5) order = order " " $1 }
+	{ prev = $1; sum += $2; n++ }
+	END {
+		print (n > 1000 ? "ok " : "bad ") n " lines missed"
+		print (bad == "" ? "ok" : "bad") " each a 64-byte line of the upper 2 GiB" bad
+		print (order == "" ? "ok" : "bad") " by rising address" order
+		print (sum == total ? "ok " : "bad ") sum " misses, as the figures count (" total ")"
+	}' "$misses" 2>/dev/null)
+[ -n "$verdict" ] || verdict="bad no misses in $misses"
+while IFS= read -r line; do
+	check_match "misses: ${line#* }" '^ok ' "$line"
+done <<< "$verdict"
+
+# split-misses: a profile that ran nothing, then one that ran only the most missed function
+SPLIT=$top/scripts/split-misses
+printf '# kbolt profile\nkbolt-profile 1\n' > "$tmp/none.prof"
+split=$("$SPLIT" "$VMLINUX_61" "$tmp/none.prof" "$misses" 2>&1)
+check_match "split-misses: nothing ran, every miss is in code never run or other" \
+	"^0 [0-9]+ [0-9]+ $misses\$" "$split"
+check_eq "... and they add up to the run's misses" "$total" \
+	"$(awk '{ print $2 + $3 }' <<< "$split")"
+top_fn=$("$SPLIT" --functions "$VMLINUX_61" "$tmp/none.prof" "$misses" 2>&1 | head -n 1)
+check_match "split-misses --functions: the most missed function first, not run" \
+	'^[1-9][0-9]* never [A-Za-z_]' "$top_fn"
+read -r n _ fn <<< "$top_fn"
+addr=$(nm "$VMLINUX_61" | awk -v f="$fn" '$3 == f { print $1; exit }')
+cp "$tmp/none.prof" "$tmp/one.prof"
+echo "B $addr $addr 1 jmp" >> "$tmp/one.prof"
+check_eq "split-misses: a record in $fn makes its misses, and only those, code that ran" \
+	"$n $((total - n))" \
+	"$("$SPLIT" "$VMLINUX_61" "$tmp/one.prof" "$misses" 2>&1 | awk '{ print $1, $2 + $3 }')"
+check_eq "split-misses: a figures file for line misses is an error" 1 \
+	"$("$SPLIT" "$VMLINUX_61" "$tmp/none.prof" "$fig" >/dev/null 2>&1; echo $?)"
+check_eq "split-misses: line misses for a profile is an error" 1 \
+	"$("$SPLIT" "$VMLINUX_61" "$misses" "$misses" >/dev/null 2>&1; echo $?)"
 done_testing

@@ -24,7 +24,8 @@
  * Per vCPU: one fetch model each (a core has its own L1i and iTLB), figures summed at
  * exit.  Distinct lines and pages are counted in bitmaps over the upper 2 GiB.
  *
- * Arguments: out=FILE (required), boot=on (from the start of the boot, not the markers).
+ * Arguments: out=FILE (required), boot=on (from the start of the boot, not the markers),
+ * misses=FILE (the L1i misses of each line, to tell which code they are in).
  * Output: "key value" lines, Documentation/evaluate.rst; written at QEMU's exit.
  */
 #include <inttypes.h>
@@ -51,8 +52,9 @@ struct vcpu {
 static struct vcpu *vcpus;
 static int nr_vcpus;
 static volatile bool active;
-static const char *out_path;
+static const char *out_path, *misses_path;
 static uint64_t *line_map, *page_map;	/* bit set: touched while active */
+static uint32_t *line_misses;		/* per line, with misses=FILE */
 
 static void mark(uint64_t *map, uint64_t idx)
 {
@@ -72,8 +74,11 @@ static void tb_exec(unsigned int cpu, void *udata)
 	if (!active)
 		return;
 	for (unsigned int i = 0; i < tf->nr_lines; i++) {
-		fetch_sim_line(sim, tf->nums[i]);
-		mark(line_map, tf->nums[i] - (EVAL_MIN >> FETCH_LINE_SHIFT));
+		uint64_t idx = tf->nums[i] - (EVAL_MIN >> FETCH_LINE_SHIFT);
+
+		if (!fetch_sim_line(sim, tf->nums[i]) && line_misses)
+			__atomic_fetch_add(&line_misses[idx], 1, __ATOMIC_RELAXED);
+		mark(line_map, idx);
 	}
 	for (unsigned int i = 0; i < tf->nr_pages; i++) {
 		fetch_sim_page(sim, page[i]);
@@ -153,10 +158,50 @@ static double per_kilo(uint64_t misses, uint64_t insns)
 	return insns ? 1000.0 * misses / insns : 0;
 }
 
+/* Open path's temporary twin for writing, NULL after reporting; *tmp: its name */
+static FILE *open_tmp(const char *path, char **tmp)
+{
+	FILE *f;
+
+	*tmp = xcalloc(1, strlen(path) + 8);
+	sprintf(*tmp, "%s.tmp", path);
+	f = fopen(*tmp, "w");
+	if (!f) {
+		fprintf(stderr, "kbolt plugin: %s: cannot write\n", *tmp);
+		free(*tmp);
+	}
+	return f;
+}
+
+/* Close f, and rename only a complete file into place */
+static void close_tmp(FILE *f, char *tmp, const char *path)
+{
+	if (fclose(f) == 0)
+		rename(tmp, path);
+	free(tmp);
+}
+
+/* "ADDRESS COUNT" for each line missed, by address: which code the misses are in */
+static void write_line_misses(void)
+{
+	char *tmp;
+	FILE *f = open_tmp(misses_path, &tmp);
+
+	if (!f)
+		return;
+	fprintf(f, "# kbolt-eval-misses: L1i misses per 64-byte line of kernel code\n");
+	fprintf(f, "kbolt-eval-misses 1\n");
+	for (uint64_t i = 0; i < NR_LINES; i++)
+		if (line_misses[i])
+			fprintf(f, "%016" PRIx64 " %" PRIu32 "\n",
+				(uint64_t)(EVAL_MIN + (i << FETCH_LINE_SHIFT)), line_misses[i]);
+	close_tmp(f, tmp, misses_path);
+}
+
 static void write_figures(qemu_plugin_id_t id, void *udata)
 {
-	char *tmp = xcalloc(1, strlen(out_path) + 8);
 	struct fetch_sim sum = { 0 };
+	char *tmp;
 	FILE *f;
 
 	for (int c = 0; c < nr_vcpus; c++) {
@@ -164,13 +209,11 @@ static void write_figures(qemu_plugin_id_t id, void *udata)
 		sum.l1i_misses += vcpus[c].sim.l1i_misses;
 		sum.itlb_misses += vcpus[c].sim.itlb_misses;
 	}
-	sprintf(tmp, "%s.tmp", out_path);
-	f = fopen(tmp, "w");
-	if (!f) {
-		fprintf(stderr, "kbolt plugin: %s: cannot write the figures\n", tmp);
-		free(tmp);
+	if (line_misses)
+		write_line_misses();
+	f = open_tmp(out_path, &tmp);
+	if (!f)
 		return;
-	}
 	fprintf(f, "# kbolt-eval: kernel instruction fetch through a simulated L1i and iTLB\n");
 	fprintf(f, "kbolt-eval 1\nl1i %d %d %d\nitlb %d %d\nvcpus %d\n",
 		L1I_SETS * L1I_WAYS << FETCH_LINE_SHIFT, L1I_WAYS, 1 << FETCH_LINE_SHIFT,
@@ -181,21 +224,29 @@ static void write_figures(qemu_plugin_id_t id, void *udata)
 		per_kilo(sum.itlb_misses, sum.nr_insns));
 	fprintf(f, "lines %" PRIu64 "\npages %" PRIu64 "\n", count_bits(line_map, NR_LINES),
 		count_bits(page_map, NR_PAGES));
-	/* rename only complete figures into place */
-	if (fclose(f) == 0)
-		rename(tmp, out_path);
-	free(tmp);
+	close_tmp(f, tmp, out_path);
+}
+
+static int parse_arg(const char *arg)
+{
+	if (strncmp(arg, "misses=", 7))
+		return 1;
+	misses_path = arg + 7;
+	return 0;
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 					   int argc, char **argv)
 {
-	nr_vcpus = plugin_parse_args(info, argc, argv, &out_path, &active, NULL);
+	nr_vcpus = plugin_parse_args(info, argc, argv, &out_path, &active, parse_arg);
 	if (nr_vcpus < 0)
 		return -1;
 	vcpus = xcalloc(nr_vcpus, sizeof(*vcpus));
 	line_map = xcalloc(NR_LINES / 64, sizeof(*line_map));
 	page_map = xcalloc(NR_PAGES / 64, sizeof(*page_map));
+	/* 128 MiB of address space, of which only the pages of code that misses get used */
+	if (misses_path)
+		line_misses = xcalloc(NR_LINES, sizeof(*line_misses));
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, write_figures, NULL);
 	return 0;

@@ -47,10 +47,13 @@ static inline bool lru_access(uint64_t *ways, size_t n, uint64_t key)
 	return hit;
 }
 
-static inline void fetch_sim_line(struct fetch_sim *sim, uint64_t line)
+/* The fetch of one line: true if it hit */
+static inline bool fetch_sim_line(struct fetch_sim *sim, uint64_t line)
 {
-	if (!lru_access(sim->l1i[line % L1I_SETS], L1I_WAYS, line + 1))
-		sim->l1i_misses++;
+	bool hit = lru_access(sim->l1i[line % L1I_SETS], L1I_WAYS, line + 1);
+
+	sim->l1i_misses += !hit;
+	return hit;
 }
 
 static inline void fetch_sim_page(struct fetch_sim *sim, uint64_t page)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../table.h"
+#include "../util.h"
 
 enum { ORC_IP, ORC_SP, ORC_BP, ORC_BITS };
 
@@ -226,17 +227,9 @@ int kmeta_orc_read(struct kmeta_image *img, uint64_t **ips, const unsigned char 
 const unsigned char *kmeta_orc_state(const uint64_t *ips, const unsigned char *entries,
 				     size_t nr, uint64_t addr)
 {
-	size_t lo = 0, hi = nr;
+	size_t past = upper_bound_u64(ips, nr, sizeof(*ips), 0, addr);
 
-	while (lo < hi) {	/* first entry past addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ips[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? entries + (lo - 1) * KMETA_ORC_SIZE : NULL;
+	return past ? entries + (past - 1) * KMETA_ORC_SIZE : NULL;
 }
 
 const struct table_desc orc_table = {
