@@ -98,6 +98,10 @@ struct kmeta_range *rewritten_ranges(const struct verifier *v);
 long func_index(struct kmeta_image *img, uint64_t addr);
 /* qsort() order of table entries: by site, then by every value */
 int cmp_entry_site(const void *x, const void *y);
+/* A sorted table's slots in site order: (site, slot) pairs, 16 bytes a slot */
+struct slot_key {
+	uint64_t site, slot;
+};
 
 /*
  * verify_walk.c: the walk, run first; the others need its map.  equiv(): are old and

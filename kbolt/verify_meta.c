@@ -115,11 +115,6 @@ static void check_slots(struct verifier *v, struct kmeta_table *ta, struct kmeta
 	}
 }
 
-/* A sorted table's slots in site order: (site, slot) pairs, 16 bytes a slot */
-struct slot_key {
-	uint64_t site, slot;
-};
-
 /* The readable slots of t by site (old: mapped); false if two share a site */
 static bool slots_by_site(struct verifier *v, struct kmeta_table *t, bool old,
 			  struct slot_key *keys, size_t *nr)

@@ -279,11 +279,12 @@ static void walk(struct walker *w, struct vfunc *f)
 	}
 }
 
-static struct kmeta_entry *bsearch_site(struct kmeta_entry *e, size_t nr, uint64_t site)
+/* The slot of the first key at site, -1 if none */
+static long slot_at_site(const struct slot_key *k, size_t nr, uint64_t site)
 {
-	size_t i = lower_bound_u64(e, nr, sizeof(*e), offsetof(struct kmeta_entry, site), site);
+	size_t i = lower_bound_u64(k, nr, sizeof(*k), offsetof(struct slot_key, site), site);
 
-	return i < nr && e[i].site == site ? &e[i] : NULL;
+	return i < nr && k[i].site == site ? (long)k[i].slot : -1;
 }
 
 /*
@@ -332,10 +333,11 @@ static size_t add_root(struct verifier *v, uint64_t old, uint64_t new)
 struct roots {
 	struct pair *v;
 	size_t nr, cap;
-	/* sorted tables: old entries into rewritten code, new entries by site */
+	/* sorted tables: old entries into rewritten code, new slots by site */
 	struct sorted_roots {
-		struct kmeta_table *ta;
-		struct kmeta_entry *old, *new;
+		struct kmeta_table *ta, *tb;
+		struct kmeta_entry *old;
+		struct slot_key *new;	/* whole entries would take 140 bytes a slot */
 		size_t nr_old, nr_new;
 	} *sorted;
 	size_t nr_sorted;
@@ -373,12 +375,13 @@ static void entries_of_sorted(struct verifier *v, struct roots *r, struct kmeta_
 
 	r->sorted = xrealloc(r->sorted, (r->nr_sorted + 1) * sizeof(*r->sorted));
 	s = &r->sorted[r->nr_sorted++];
-	*s = (struct sorted_roots){ .ta = ta, .new = xcalloc(tb->nr_slots, sizeof(e)),
+	*s = (struct sorted_roots){ .ta = ta, .tb = tb,
+				    .new = xcalloc(tb->nr_slots, sizeof(*s->new)),
 				    .old = xcalloc(ta->nr_slots, sizeof(e)) };
 	for (size_t k = 0; k < tb->nr_slots; k++)
-		if (!table_read_entry(tb, k, &s->new[s->nr_new]))
-			s->nr_new++;
-	sort_array(s->new, s->nr_new, sizeof(e), cmp_entry_site);
+		if (!table_read_entry(tb, k, &e))
+			s->new[s->nr_new++] = (struct slot_key){ e.site, k };
+	sort_by_u64_key(s->new, s->nr_new, sizeof(*s->new), offsetof(struct slot_key, site));
 	for (size_t k = 0; k < ta->nr_slots; k++)
 		if (!table_read_entry(ta, k, &e) && vfunc_containing(v, e.site))
 			s->old[s->nr_old++] = e;
@@ -392,15 +395,18 @@ static size_t roots_from_sorted(struct verifier *v, const struct sorted_roots *s
 
 	for (size_t k = 0; k < s->nr_old; k++) {
 		const struct kmeta_entry *ea = &s->old[k];
-		struct kmeta_entry *m;
+		struct kmeta_entry m;
 		uint64_t site;
+		long slot;
 
 		if (!vmap(v, ea->site, &site))
 			continue;
-		m = bsearch_site(s->new, s->nr_new, site);
-		for (unsigned int i = 0; m && i < TABLE_MAX_FIELDS && l->fields[i].name; i++)
+		slot = slot_at_site(s->new, s->nr_new, site);
+		if (slot < 0 || table_read_entry(s->tb, slot, &m))
+			continue;
+		for (unsigned int i = 0; i < TABLE_MAX_FIELDS && l->fields[i].name; i++)
 			if (l->fields[i].role == FR_CODE)
-				n += add_root(v, ea->val[i], m->val[i]);
+				n += add_root(v, ea->val[i], m.val[i]);
 	}
 	return n;
 }

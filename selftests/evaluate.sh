@@ -106,4 +106,7 @@ check_eq "split-misses: a figures file for line misses is an error" 1 \
 	"$("$SPLIT" "$VMLINUX_61" "$tmp/none.prof" "$fig" >/dev/null 2>&1; echo $?)"
 check_eq "split-misses: line misses for a profile is an error" 1 \
 	"$("$SPLIT" "$VMLINUX_61" "$misses" "$misses" >/dev/null 2>&1; echo $?)"
+check_match "split-misses: a kernel without symbols is an error that names it" \
+	"^split-misses: $misses: no function symbols" \
+	"$("$SPLIT" "$misses" "$tmp/none.prof" "$misses" 2>&1 >/dev/null)"
 done_testing
