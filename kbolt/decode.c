@@ -56,22 +56,24 @@ void skip_func(struct opt *opt, struct func *f, enum skip_reason why, uint64_t a
 
 /*
  * Millions of lookups (every relocation, table and ORC entry): they read only the
- * compact func_span[] until they find a function, not the functions themselves.
+ * compact func_span[] until they find a function, not the functions themselves.  Each
+ * thread keeps its own last hit: one shared between the threads would move from core
+ * to core at every store.
  */
+static __thread size_t last_span;
+
 struct func *find_func_containing(struct opt *opt, uint64_t addr)
 {
-	/* relaxed: a cache, read and set by the layout's threads */
-	const struct func_span *last =
-		&opt->func_span[__atomic_load_n(&opt->last_func, __ATOMIC_RELAXED)];
+	const struct func_span *last = last_span < opt->nr_funcs ? &opt->func_span[last_span] : NULL;
 	long i;
 
 	/* lookups come in address order more often than not */
-	if (addr >= last->start && addr < last->end)
+	if (last && addr >= last->start && addr < last->end)
 		return &opt->funcs[last->owner];
 	i = kmeta_func_at_or_before(opt->img, addr);	/* opt->funcs is parallel */
 	if (i < 0 || addr >= opt->func_span[i].end)
 		return NULL;
-	__atomic_store_n(&opt->last_func, i, __ATOMIC_RELAXED);
+	last_span = i;
 	return &opt->funcs[opt->func_span[i].owner];
 }
 
@@ -454,9 +456,7 @@ void init_funcs(struct opt *opt)
 
 	opt->nr_funcs = img->nr_funcs;
 	opt->funcs = xcalloc(img->nr_funcs, sizeof(*opt->funcs));
-	/* one more: lookups start from a span that contains nothing */
-	opt->func_span = xcalloc(img->nr_funcs + 1, sizeof(*opt->func_span));
-	opt->last_func = img->nr_funcs;
+	opt->func_span = xcalloc(img->nr_funcs, sizeof(*opt->func_span));
 	opt->head_end = find_head_end(img);
 	for (size_t i = 0; i < img->nr_funcs; i++) {
 		struct func *f = &opt->funcs[i];

@@ -170,7 +170,6 @@ struct opt {
 		uint64_t start, end;	/* end: of the function an alias repeats */
 		size_t owner;		/* the function itself, or the one it repeats */
 	} *func_span;
-	size_t last_func;	/* find_func_containing()'s cache: a func_span index */
 	uint64_t *sites;	/* every table's site addresses except ORC's, sorted */
 	size_t nr_sites;
 	struct extra_code extra;

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,19 +48,10 @@ void verify_fail(struct verifier *v, uint64_t addr, const char *fmt, ...)
 
 struct vfunc *vfunc_containing(struct verifier *v, uint64_t addr)
 {
-	size_t lo = 0, hi = v->nr_f;
+	size_t past = upper_bound_u64(v->spans, v->nr_f, sizeof(*v->spans),
+				      offsetof(struct kmeta_range, start), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v->f[mid].sym->addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || addr >= v->f[lo - 1].sym->addr + v->f[lo - 1].sym->size)
-		return NULL;
-	return &v->f[lo - 1];
+	return past && addr < v->spans[past - 1].end ? &v->f[past - 1] : NULL;
 }
 
 /* Old address -> new, through the walks; identity outside rewritten functions */
@@ -160,15 +152,6 @@ const struct site_sets *sites_of(const struct verifier *v, bool new)
 	return new ? &v->sets_b : &v->sets_a;
 }
 
-struct kmeta_range *rewritten_ranges(const struct verifier *v)
-{
-	struct kmeta_range *r = xmalloc((v->nr_f + 1) * sizeof(*r));
-
-	for (size_t k = 0; k < v->nr_f; k++)
-		r[k] = (struct kmeta_range){ v->f[k].sym->addr, v->f[k].sym->addr + v->f[k].sym->size };
-	return r;
-}
-
 /* Index in img->funcs of the function containing addr, -1 if none */
 long func_index(struct kmeta_image *img, uint64_t addr)
 {
@@ -257,6 +240,10 @@ static void find_rewritten(struct verifier *v)
 		v->f[v->nr_f].cover = xcalloc(s->size, 1);
 		v->nr_f++;
 	}
+	v->spans = xmalloc((v->nr_f + 1) * sizeof(*v->spans));
+	for (size_t k = 0; k < v->nr_f; k++)
+		v->spans[k] = (struct kmeta_range){ v->f[k].sym->addr,
+						    v->f[k].sym->addr + v->f[k].sym->size };
 	free(marks);
 	release_code(v->a);
 	release_code(v->b);
@@ -296,6 +283,7 @@ void verifier_free(struct verifier *v)
 		free(v->f[k].cover);
 	}
 	free(v->f);
+	free(v->spans);
 	free(v->walk.work);
 	free(v->walk.ext);
 	free(v->orc_a);

@@ -53,6 +53,7 @@ struct walker {
 struct verifier {
 	struct kmeta_image *a, *b;	/* orig, new */
 	struct vfunc *f;
+	struct kmeta_range *spans;	/* parallel to f: what lookups read */
 	size_t nr_f;
 	struct walker walk;		/* the walks of one thread, and all their results */
 	_Atomic size_t errors;		/* the walk reports from several threads */
@@ -93,7 +94,6 @@ void for_each_rela_pair(struct verifier *v, rela_pair_fn fn, void *arg);
 /* Drop the pages of img's code until read again (after a pass over all of it) */
 void release_code(struct kmeta_image *img);
 /* The rewritten functions' [start, end), in address order (malloc'ed, nr_f of them) */
-struct kmeta_range *rewritten_ranges(const struct verifier *v);
 /* Index in img->funcs of the function containing addr, -1 if none */
 long func_index(struct kmeta_image *img, uint64_t addr);
 /* qsort() order of table entries: by site, then by every value */

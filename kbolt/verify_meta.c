@@ -19,7 +19,7 @@
 /* Old state at every mapped old byte that starts an insn (or sits in a unit) */
 void verify_orc(struct verifier *v)
 {
-	size_t nr_b = v->nr_orc;
+	size_t nr = v->nr_orc, pa = 0, pb = 0;	/* both tables have nr entries */
 
 	if (!v->orc_a || !v->orc_b)
 		return;
@@ -32,19 +32,20 @@ void verify_orc(struct verifier *v)
 			if (f->map[off] == UNMAPPED)
 				continue;
 			n = f->sym->addr + f->map[off];
-			if (!same_state(kmeta_orc_state(v->orc_a, v->orc_ea, v->nr_orc, o),
-					kmeta_orc_state(v->orc_b, v->orc_eb, v->nr_orc, n)))
+			if (!same_state(kmeta_orc_state_near(v->orc_a, v->orc_ea, nr, o, &pa),
+					kmeta_orc_state_near(v->orc_b, v->orc_eb, nr, n, &pb)))
 				verify_fail(v, o, "ORC state at its new place +0x%x differs", f->map[off]);
 		}
 	}
 	/* outside rewritten functions, each old entry is still there */
-	for (size_t k = 0; k < v->nr_orc; k++) {
+	pa = pb = 0;
+	for (size_t k = 0; k < nr; k++) {
 		uint64_t ip = v->orc_a[k];
 
 		if (vfunc_containing(v, ip))
 			continue;
-		if (!same_state(kmeta_orc_state(v->orc_a, v->orc_ea, v->nr_orc, ip),
-				kmeta_orc_state(v->orc_b, v->orc_eb, nr_b, ip)))
+		if (!same_state(kmeta_orc_state_near(v->orc_a, v->orc_ea, nr, ip, &pa),
+				kmeta_orc_state_near(v->orc_b, v->orc_eb, nr, ip, &pb)))
 			verify_fail(v, ip, "ORC state changed outside rewritten code");
 	}
 }

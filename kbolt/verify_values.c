@@ -27,14 +27,11 @@ static void check_value(void *ctx, uint64_t at, uint64_t target)
 
 void verify_values(struct verifier *v)
 {
-	struct kmeta_range *r;
 	int err;
 
 	if (kmeta_find_sec_by_name(v->a, ".rela.text") || !v->nr_f)
 		return;		/* relocations say where the addresses are: verify_relocs() */
-	r = rewritten_ranges(v);
-	err = kmeta_scan_abs_refs(v->a, r, v->nr_f, check_value, v);
+	err = kmeta_scan_abs_refs(v->a, v->spans, v->nr_f, check_value, v);
 	if (err)
 		verify_fail(v, 0, "cannot scan the original for addresses: %s", strerror(-err));
-	free(r);
 }

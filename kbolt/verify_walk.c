@@ -600,12 +600,10 @@ static size_t roots_from_unmoved(struct verifier *v, struct scan_hits *h)
 /* What kmeta_scan_rel_refs() says may point into rewritten code, in h */
 static void scan_unmoved(struct verifier *v, struct scan_hits *h)
 {
-	struct kmeta_range *r = rewritten_ranges(v);
-	int err = kmeta_scan_rel_refs(v->a, r, v->nr_f, scan_hit, h);
+	int err = kmeta_scan_rel_refs(v->a, v->spans, v->nr_f, scan_hit, h);
 
 	if (err)
 		verify_fail(v, 0, "cannot scan the code for references: %s", strerror(-err));
-	free(r);
 }
 
 struct entry_walks {

@@ -301,13 +301,17 @@ int kmeta_scan_abs_refs(struct kmeta_image *img, const struct kmeta_range *r, si
  * tables/orc.c: the ORC table as parallel arrays, the ips (malloc'ed, in table order)
  * and the KMETA_ORC_SIZE-byte entries in the image; -ENOENT if there is none.
  * kmeta_orc_state(): of a sorted table, the entry that describes addr (the last with
- * ip <= addr, as the unwinder takes it), NULL if none.
+ * ip <= addr, as the unwinder takes it), NULL if none.  kmeta_orc_state_near(): the
+ * same for a caller whose addresses mostly follow each other; *past keeps the place
+ * of the last answer (0 at first) and is tried first.
  */
 #define KMETA_ORC_SIZE 6
 int kmeta_orc_read(struct kmeta_image *img, uint64_t **ips, const unsigned char **entries,
 		   size_t *nr);
 const unsigned char *kmeta_orc_state(const uint64_t *ips, const unsigned char *entries,
 				     size_t nr, uint64_t addr);
+const unsigned char *kmeta_orc_state_near(const uint64_t *ips, const unsigned char *entries,
+					  size_t nr, uint64_t addr, size_t *past);
 
 /* sites.c: alternative and paravirt site ranges, sorted and merged */
 int kmeta_patch_sites(struct kmeta_image *img, const struct kmeta_range **ranges, size_t *nr);

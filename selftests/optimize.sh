@@ -132,6 +132,47 @@ for t in return_sites:__return_sites:4 mcount_loc:__start_mcount_loc:8; do
 	check_eq "verify rejects an output with one $name entry moved by a byte" 1 "$rc"
 	check_match "... saying which entry" "verify: .*: $name: entry [0-9]+: " "$out"
 done
+# ... and an ORC entry that no longer gives the state it did: one in a rewritten
+# function (its code compared through the map) and one outside (compared in place)
+orc_entry() {	# orc_entry ORIG NEW inside|outside: address of an ORC entry to change
+	/usr/bin/python3 - "$@" <<'EOF'
+import bisect, struct, sys
+from elftools.elf.elffile import ELFFile
+fo, fn = open(sys.argv[1], 'rb'), open(sys.argv[2], 'rb')
+eo, en = ELFFile(fo), ELFFile(fn)
+inside = sys.argv[3] == 'inside'
+ipsec, orc = en.get_section_by_name('.orc_unwind_ip'), en.get_section_by_name('.orc_unwind')
+d = ipsec.data()
+ips = [ipsec['sh_addr'] + 4 * k + v for k, (v,) in enumerate(struct.iter_unpack('<i', d))]
+funcs = sorted((s['st_value'], s['st_size']) for s in eo.get_section_by_name('.symtab').iter_symbols()
+               if s['st_info']['type'] == 'STT_FUNC' and s['st_size'])
+starts = [a for a, _ in funcs]
+to, tn = eo.get_section_by_name('.text'), en.get_section_by_name('.text')
+co, cn, base = to.data(), tn.data(), to['sh_addr']
+for k in range(len(ips) // 3, len(ips) - 1):	# away from the head's special code
+    i = bisect.bisect_right(starts, ips[k]) - 1
+    if i < 0 or not ips[k - 1] < ips[k] < ips[k + 1] or not base <= ips[k] < base + len(co):
+        continue
+    a, size = funcs[i]
+    if ips[k + 1] >= a + size or cn[ips[k] - base] == 0xcc:
+        continue
+    if (co[a - base:a - base + size] != cn[a - base:a - base + size]) == inside:
+        print('%x' % (orc['sh_addr'] + 6 * k))	# sp_offset's low byte
+        break
+EOF
+}
+for where in inside outside; do
+	at=$(orc_entry "$VMLINUX_61" "$tmp/r1" $where)
+	cp "$tmp/r1" "$tmp/bad"
+	bump_byte "$tmp/bad" $((0x$at))
+	out=$("$KBOLT" verify "$VMLINUX_61" "$tmp/bad" 2>&1); rc=$?
+	check_eq "verify rejects an output with one ORC entry changed $where rewritten code" 1 "$rc"
+	case $where in
+	inside) msg='ORC state at its new place \+0x[0-9a-f]+ differs' ;;
+	outside) msg='ORC state changed outside rewritten code' ;;
+	esac
+	check_match "... saying where" "verify: [^ :]+(\\+0x[0-9a-f]+)?: $msg" "$out"
+done
 rm -f "$tmp/bad"
 
 # --- profile layout from a boot-lab profile, in both profile formats ---

@@ -232,6 +232,25 @@ const unsigned char *kmeta_orc_state(const uint64_t *ips, const unsigned char *e
 	return past ? entries + (past - 1) * KMETA_ORC_SIZE : NULL;
 }
 
+/* past is right when ips[past - 1] <= addr < ips[past]: as kmeta_orc_state() finds it */
+static bool is_upper_bound(const uint64_t *ips, size_t nr, uint64_t addr, size_t past)
+{
+	return past <= nr && (!past || ips[past - 1] <= addr) && (past == nr || addr < ips[past]);
+}
+
+const unsigned char *kmeta_orc_state_near(const uint64_t *ips, const unsigned char *entries,
+					  size_t nr, uint64_t addr, size_t *past)
+{
+	/* walking the bytes of code in order, the next address is in the same or next range */
+	if (!is_upper_bound(ips, nr, addr, *past)) {
+		if (is_upper_bound(ips, nr, addr, *past + 1))
+			++*past;
+		else
+			*past = upper_bound_u64(ips, nr, sizeof(*ips), 0, addr);
+	}
+	return *past ? entries + (*past - 1) * KMETA_ORC_SIZE : NULL;
+}
+
 const struct table_desc orc_table = {
 	.name = "orc",
 	.btf_struct = "orc_entry",
