@@ -283,9 +283,9 @@ static bool is_decoded_rewritable(const struct func *f)
 }
 
 /*
- * The first pass: decode the functions of todo[] while the scan (item 0) looks for
- * bytes that may point into them.  The scan cannot know yet which of them will decode,
- * so it records every hit; keep_hits() keeps those into functions that did.
+ * The first pass: the scan for bytes that may point into the functions of todo[], in
+ * parts, then their decoding.  The scan cannot know which of them will decode, so it
+ * records every hit; keep_hits() keeps those into functions that did.
  */
 struct first_pass {
 	struct opt *opt;
@@ -306,15 +306,23 @@ static void record_hit(void *ctx, uint64_t at, uint64_t target)
 	p->hits[p->nr_hits++] = (struct kmeta_range){ at, target };
 }
 
-static void first_pass_item(void *arg, size_t i, unsigned int worker)
+static void scan_item(void *arg, size_t k, unsigned int worker)
 {
-	struct first_pass *p = arg;
+	kmeta_rel_scan_part(arg, k);
+}
 
-	if (!i)
-		p->scan_err = kmeta_scan_rel_refs(p->opt->img, p->ranges, p->nr_ranges,
-						  record_hit, p);
-	else
-		decode_func(p->opt, p->todo[i - 1]);
+/* Every hit of the scan into p->hits, the parts scanned in parallel */
+static int scan_parts(struct first_pass *p)
+{
+	struct kmeta_rel_scan *scan;
+	int err = kmeta_rel_scan_new(p->opt->img, p->ranges, p->nr_ranges, &scan);
+
+	if (err)
+		return err;
+	parallel_for(kmeta_rel_scan_nr_parts(scan), scan_item, scan);
+	kmeta_rel_scan_report(scan, record_hit, p);
+	kmeta_rel_scan_free(scan);
+	return 0;
 }
 
 static void decode_item(void *arg, size_t i, unsigned int worker)
@@ -364,8 +372,8 @@ static void skip_undecoded_refs(struct first_pass *p)
 }
 
 /*
- * Decode the functions that todo() picks, in parallel with the scan for code that may
- * point into them; then, in lite mode, decode that code too (the functions it is in);
+ * Scan for code that may point into the functions that todo() picks and decode them,
+ * each in parallel; then, in lite mode, decode that code too (the functions it is in);
  * where it cannot be (bytes outside any function, or undecodable), the function it may
  * point into is left alone.
  */
@@ -388,7 +396,8 @@ static int decode_and_scan(struct opt *opt, bool (*todo)(const struct func *f))
 				f->sym->addr, f->sym->addr + f->sym->size };
 	}
 	kmeta_patch_sites(opt->img, &sites, &nr_sites);	/* built once, before the threads */
-	parallel_for(p.nr_todo + 1, first_pass_item, &p);
+	p.scan_err = scan_parts(&p);
+	parallel_for(p.nr_todo, decode_item, &p);
 	if (p.scan_err) {
 		pr_err(opt->img->path, "cannot scan the code for references: %s",
 		       strerror(-p.scan_err));

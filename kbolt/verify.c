@@ -317,8 +317,9 @@ struct verifier *verify_prepare(const char *orig)
 }
 
 /*
- * The checks that need the walk's whole map, in two halves that only read it (the
- * first two both decode the original through kmeta's cache, which is not for threads)
+ * The checks that need the walk's whole map, in two halves that only read it
+ * (verify_values() decodes the original through kmeta's cache, which is not for
+ * threads: nothing else may use it at the same time)
  */
 static void check_with_map(void *arg, size_t half, unsigned int worker)
 {

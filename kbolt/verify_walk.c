@@ -597,33 +597,38 @@ static size_t roots_from_unmoved(struct verifier *v, struct scan_hits *h)
 	return n;
 }
 
-/* What kmeta_scan_rel_refs() says may point into rewritten code, in h */
+static void scan_item(void *arg, size_t k, unsigned int worker)
+{
+	kmeta_rel_scan_part(arg, k);
+}
+
+/* What the scan says may point into rewritten code, in h: its parts in parallel */
 static void scan_unmoved(struct verifier *v, struct scan_hits *h)
 {
-	int err = kmeta_scan_rel_refs(v->a, v->spans, v->nr_f, scan_hit, h);
+	struct kmeta_rel_scan *scan;
+	int err = kmeta_rel_scan_new(v->a, v->spans, v->nr_f, &scan);
 
-	if (err)
+	if (err) {
 		verify_fail(v, 0, "cannot scan the code for references: %s", strerror(-err));
+		return;
+	}
+	parallel_for(kmeta_rel_scan_nr_parts(scan), scan_item, scan);
+	kmeta_rel_scan_report(scan, scan_hit, h);
+	kmeta_rel_scan_free(scan);
 }
 
 struct entry_walks {
 	struct verifier *v;
 	struct walker *w;	/* one per worker */
-	struct scan_hits *h;
 };
 
-/* Item 0 is the scan: it reads only the old image, and v->f's symbols */
 static void walk_entry(void *arg, size_t k, unsigned int worker)
 {
 	struct entry_walks *e = arg;
 	struct walker *w = &e->w[worker];
 
-	if (!k) {
-		scan_unmoved(e->v, e->h);
-		return;
-	}
-	walk_push(w, e->v->f[k - 1].sym->addr, e->v->f[k - 1].sym->addr);
-	walk(w, &e->v->f[k - 1]);
+	walk_push(w, e->v->f[k].sym->addr, e->v->f[k].sym->addr);
+	walk(w, &e->v->f[k]);
 }
 
 static int cmp_pair(const void *x, const void *y)
@@ -636,20 +641,19 @@ static int cmp_pair(const void *x, const void *y)
 }
 
 /*
- * Every rewritten function from its entry, in parallel, and the scan for code that may
- * point into them beside: each walk writes only its function's maps.  The targets they
- * found outside their functions are gathered in address order, whichever thread found
- * them.
+ * Every rewritten function from its entry, in parallel: each walk writes only its
+ * function's maps.  The targets they found outside their functions are gathered in
+ * address order, whichever thread found them.
  */
-static void walk_entries(struct verifier *v, struct scan_hits *h)
+static void walk_entries(struct verifier *v)
 {
 	unsigned int nr = parallel_nr_workers();
-	struct entry_walks e = { .v = v, .w = xcalloc(nr, sizeof(*e.w)), .h = h };
+	struct entry_walks e = { .v = v, .w = xcalloc(nr, sizeof(*e.w)) };
 	struct walker *all = &v->walk;
 
 	for (unsigned int k = 0; k < nr; k++)
 		e.w[k].v = v;
-	parallel_for(v->nr_f + 1, walk_entry, &e);
+	parallel_for(v->nr_f, walk_entry, &e);
 	for (unsigned int k = 0; k < nr; k++) {
 		GROW(all->ext, all->ext_cap, all->nr_ext + e.w[k].nr_ext);
 		memcpy(all->ext + all->nr_ext, e.w[k].ext, e.w[k].nr_ext * sizeof(*all->ext));
@@ -668,7 +672,8 @@ void verify_walk(struct verifier *v)
 	struct roots r = { 0 };
 	size_t n;
 
-	walk_entries(v, &h);
+	scan_unmoved(v, &h);
+	walk_entries(v);
 	roots_from_unmoved(v, &h);
 	gather_roots(v, &r);
 	do {	/* roots can reach code that makes more roots resolvable */
@@ -686,16 +691,31 @@ void verify_walk(struct verifier *v)
 	free(h.orphans);
 }
 
-static bool is_padding_insn(struct kmeta_image *img, uint64_t addr, unsigned int *len)
+/*
+ * Every old instruction reached by the walk, or padding, or inside a patch site, taken
+ * in the order a linear sweep decodes them: the length of one the walk reached is the
+ * walk's, so only the others are decoded again
+ */
+static void check_old_reached(struct verifier *v, const struct vfunc *f)
 {
-	struct kmeta_insn in;
-	const unsigned char *p;
+	for (uint64_t off = 0; off < f->sym->size;) {
+		uint64_t at = f->sym->addr + off;
+		const unsigned char *p = kmeta_bytes_at(v->a, at, 1);
+		struct kmeta_insn in;
 
-	if (kmeta_insn_decode(img, addr, &in))
-		return false;
-	*len = in.len;
-	p = kmeta_bytes_at(img, addr, 1);
-	return (in.flags & KIF_NOP) || (p && p[0] == 0xcc);
+		if (f->olen[off]) {
+			off += f->olen[off];
+			continue;
+		}
+		if (kmeta_insn_decode(v->a, at, &in)) {
+			verify_fail(v, at, "old code that does not decode, and the walk did not reach");
+			return;
+		}
+		if (!(in.flags & KIF_NOP) && !(p && p[0] == 0xcc) &&
+		    !kmeta_is_inside_patch_site(v->a, at))
+			verify_fail(v, at, "old instruction not found in the new code");
+		off += in.len;
+	}
 }
 
 /*
@@ -706,21 +726,11 @@ void verify_coverage(struct verifier *v)
 {
 	for (size_t k = 0; k < v->nr_f; k++) {
 		struct vfunc *f = &v->f[k];
-		const struct kmeta_func_insns *fi = kmeta_func_decode(v->a, f->sym);
 		const unsigned char *p = kmeta_bytes_at(v->a, f->sym->addr, f->sym->size);
 		const unsigned char *q = kmeta_bytes_at(v->b, f->sym->addr, f->sym->size);
 		uint64_t body = kmeta_elf_size(f->sym);
 
-		for (uint32_t i = 0; fi && i < fi->nr; i++) {
-			uint32_t off = fi->off[i];
-			unsigned int len;
-
-			if (f->map[off] != UNMAPPED || f->olen[off] ||
-			    kmeta_is_inside_patch_site(v->a, f->sym->addr + off))
-				continue;
-			if (!is_padding_insn(v->a, f->sym->addr + off, &len))
-				verify_fail(v, f->sym->addr + off, "old instruction not found in the new code");
-		}
+		check_old_reached(v, f);
 		for (uint64_t off = 0; off < f->sym->size; off++)
 			if (!f->cover[off] && q[off] != 0xcc && (off < body || q[off] != p[off]))
 				verify_fail(v, f->sym->addr, "new byte at +0x%" PRIx64 " is neither a walked "

@@ -288,6 +288,20 @@ typedef void (*kmeta_scan_fn)(void *ctx, uint64_t at, uint64_t target);
 int kmeta_scan_rel_refs(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
 			kmeta_scan_fn fn, void *ctx);
 /*
+ * The same scan in parts, for threads.  kmeta_rel_scan_new() prepares it (0 or a
+ * negative errno); kmeta_rel_scan_part() scans part k of kmeta_rel_scan_nr_parts(),
+ * keeping its hits, and gives back the pages it read: different parts may be scanned
+ * by different threads at once.  kmeta_rel_scan_report() then calls fn for every hit
+ * of every part, in address order, as kmeta_scan_rel_refs() does.
+ */
+struct kmeta_rel_scan;
+int kmeta_rel_scan_new(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
+		       struct kmeta_rel_scan **out);
+size_t kmeta_rel_scan_nr_parts(const struct kmeta_rel_scan *s);
+void kmeta_rel_scan_part(struct kmeta_rel_scan *s, size_t k);
+void kmeta_rel_scan_report(const struct kmeta_rel_scan *s, kmeta_scan_fn fn, void *ctx);
+void kmeta_rel_scan_free(struct kmeta_rel_scan *s);
+/*
  * Every loaded byte but the tables kmeta knows, read as the possible start of an
  * address inside the ranges: an 8-byte value, a sign-extended 4-byte value, and
  * outside code a 4-byte offset from its own address.  For a kernel without

@@ -14,24 +14,44 @@
 #include "internal.h"
 #include "table.h"
 
-#define SCAN_RELEASE (1 << 20)
+#define SCAN_PART (1 << 20)	/* bytes: a part of the scan, given back after it */
 
+/*
+ * A bit for each byte from the first range's start to the last one's end, and one for
+ * each 64-byte line of that span: the bytes' bitmap of a whole kernel is megabytes,
+ * read at random, while the lines' fits in a core's cache and says no to most reads
+ * (the ranges are a small part of the code).
+ */
 struct range_bits {
 	uint64_t base, size;
-	unsigned char *bits;
+	unsigned char *bits, *lines;
 };
+
+#define LINE_SHIFT 6
+
+static void set_bit(unsigned char *bits, uint64_t k)
+{
+	bits[k >> 3] |= 1 << (k & 7);
+}
+
+static bool bit_set(const unsigned char *bits, uint64_t k)
+{
+	return bits[k >> 3] & (1 << (k & 7));
+}
 
 static void set_inside(struct range_bits *rb, const struct kmeta_range *r)
 {
-	for (uint64_t a = r->start + 1; a < r->end; a++)
-		rb->bits[(a - rb->base) >> 3] |= 1 << ((a - rb->base) & 7);
+	for (uint64_t a = r->start + 1; a < r->end; a++) {
+		set_bit(rb->bits, a - rb->base);
+		set_bit(rb->lines, (a - rb->base) >> LINE_SHIFT);
+	}
 }
 
 static bool is_inside(const struct range_bits *rb, uint64_t a)
 {
 	uint64_t off = a - rb->base;
 
-	return off < rb->size && (rb->bits[off >> 3] & (1 << (off & 7)));
+	return off < rb->size && bit_set(rb->lines, off >> LINE_SHIFT) && bit_set(rb->bits, off);
 }
 
 static int32_t s32(const unsigned char *p)
@@ -87,39 +107,118 @@ static int range_bits_init(struct range_bits *rb, const struct kmeta_range *r, s
 	if (rb->size > (1ULL << 33))
 		return -E2BIG;
 	rb->bits = xcalloc(rb->size / 8 + 1, 1);
+	rb->lines = xcalloc((rb->size >> LINE_SHIFT) / 8 + 1, 1);
 	for (size_t i = 0; i < nr; i++)
 		set_inside(rb, &r[i]);
 	return 0;
 }
 
-int kmeta_scan_rel_refs(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
-			kmeta_scan_fn fn, void *ctx)
+static void range_bits_free(struct range_bits *rb)
 {
+	free(rb->bits);
+	free(rb->lines);
+}
+
+/* One part of the scan: SCAN_PART bytes of a section, and the hits found there */
+struct scan_part {
+	const struct kmeta_sec *sec;
+	uint64_t from, to;		/* offsets in sec */
+	struct kmeta_range *hits;	/* at (start) -> target (end) */
+	size_t nr_hits, cap;
+};
+
+struct kmeta_rel_scan {
+	struct kmeta_image *img;
 	struct range_bits rb;
 	bool may_start[256];
-	int err;
+	struct scan_part *parts;
+	size_t nr_parts;
+};
 
-	if (!nr)
-		return 0;
-	err = range_bits_init(&rb, r, nr);
-	if (err)
+int kmeta_rel_scan_new(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
+		       struct kmeta_rel_scan **out)
+{
+	struct kmeta_rel_scan *s = xcalloc(1, sizeof(*s));
+	size_t cap = 0;
+	int err = nr ? range_bits_init(&s->rb, r, nr) : 0;
+
+	if (err) {
+		free(s);
 		return err;
-	first_bytes(may_start);
-	for (size_t i = 1; i < img->nr_secs; i++) {
+	}
+	s->img = img;
+	first_bytes(s->may_start);
+	for (size_t i = 1; nr && i < img->nr_secs; i++) {	/* no ranges, no hits */
 		const struct kmeta_sec *sec = &img->secs[i];
 
 		if (!(sec->flags & SHF_EXECINSTR) || !sec->data || !(sec->flags & SHF_ALLOC))
 			continue;
-		for (uint64_t k = 0; k < sec->size; k++) {
-			if (may_start[sec->data[k]])
-				scan_at(&rb, sec, k, fn, ctx);
-			/* read once: give back each megabyte behind (callers read some again) */
-			if (k % SCAN_RELEASE == SCAN_RELEASE - 1 && k >= SCAN_RELEASE)
-				kmeta_release_bytes(img, sec->data + k + 1 - 2 * SCAN_RELEASE,
-						    SCAN_RELEASE);
+		for (uint64_t from = 0; from < sec->size; from += SCAN_PART) {
+			GROW(s->parts, cap, s->nr_parts + 1);
+			s->parts[s->nr_parts++] = (struct scan_part){
+				.sec = sec, .from = from,
+				.to = from + SCAN_PART < sec->size ? from + SCAN_PART : sec->size };
 		}
 	}
-	free(rb.bits);
+	*out = s;
+	return 0;
+}
+
+size_t kmeta_rel_scan_nr_parts(const struct kmeta_rel_scan *s)
+{
+	return s->nr_parts;
+}
+
+static void record_hit(void *ctx, uint64_t at, uint64_t target)
+{
+	struct scan_part *p = ctx;
+
+	GROW(p->hits, p->cap, p->nr_hits + 1);
+	p->hits[p->nr_hits++] = (struct kmeta_range){ at, target };
+}
+
+void kmeta_rel_scan_part(struct kmeta_rel_scan *s, size_t k)
+{
+	struct scan_part *p = &s->parts[k];
+	const unsigned char *data = p->sec->data;
+
+	for (uint64_t off = p->from; off < p->to; off++)
+		if (s->may_start[data[off]])
+			scan_at(&s->rb, p->sec, off, record_hit, p);
+	/* read once: give its pages back (callers read some again) */
+	kmeta_release_bytes(s->img, data + p->from, p->to - p->from);
+}
+
+void kmeta_rel_scan_report(const struct kmeta_rel_scan *s, kmeta_scan_fn fn, void *ctx)
+{
+	for (size_t k = 0; k < s->nr_parts; k++)
+		for (size_t i = 0; i < s->parts[k].nr_hits; i++)
+			fn(ctx, s->parts[k].hits[i].start, s->parts[k].hits[i].end);
+}
+
+void kmeta_rel_scan_free(struct kmeta_rel_scan *s)
+{
+	if (!s)
+		return;
+	for (size_t k = 0; k < s->nr_parts; k++)
+		free(s->parts[k].hits);
+	free(s->parts);
+	range_bits_free(&s->rb);
+	free(s);
+}
+
+int kmeta_scan_rel_refs(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
+			kmeta_scan_fn fn, void *ctx)
+{
+	struct kmeta_rel_scan *s;
+	int err = kmeta_rel_scan_new(img, r, nr, &s);
+
+	if (err)
+		return err;
+	for (size_t k = 0; k < s->nr_parts; k++)
+		kmeta_rel_scan_part(s, k);
+	kmeta_rel_scan_report(s, fn, ctx);
+	kmeta_rel_scan_free(s);
 	return 0;
 }
 
@@ -286,7 +385,7 @@ int kmeta_scan_abs_refs(struct kmeta_image *img, const struct kmeta_range *r, si
 		}
 	}
 	if (!err)
-		free(s.rb.bits);
+		range_bits_free(&s.rb);
 	free(areas);
 	return err;
 }

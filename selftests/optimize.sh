@@ -173,6 +173,34 @@ for where in inside outside; do
 	esac
 	check_match "... saying where" "verify: [^ :]+(\\+0x[0-9a-f]+)?: $msg" "$out"
 done
+# ... and one that loses code: tcp_v4_rcv's first short jcc made a jmp to the same
+# target, so the old instructions after it are reached no more
+jcc_to_jmp() {	# jcc_to_jmp IN OUT FUNC: copy IN with it done, print the address
+	local addr size a
+	read -r addr size < <(nm -S "$1" | awk -v f="$3" '$4 == f {print $1, $2; exit}')
+	a=$(objdump -d --start-address=0x"$addr" \
+		--stop-address="$(printf '0x%x' $((0x$addr + 0x$size)))" "$1" |
+		awk -F'\t' '$2 ~ /^7[0-9a-f] [0-9a-f][0-9a-f] *$/ {sub(/:.*/, "", $1); print $1; exit}')
+	a=${a// /}
+	[ -n "$a" ] || return 0
+	cp "$1" "$2"
+	/usr/bin/python3 - "$2" "$a" <<'EOF'
+import sys
+from elftools.elf.elffile import ELFFile
+addr = int(sys.argv[2], 16)
+with open(sys.argv[1], 'r+b') as f:
+    t = ELFFile(f).get_section_by_name('.text')
+    f.seek(t['sh_offset'] + addr - t['sh_addr'])
+    f.write(b'\xeb')
+EOF
+	echo "$a"
+}
+where=$(jcc_to_jmp "$tmp/r1" "$tmp/bad" tcp_v4_rcv)
+check_match "tcp_v4_rcv has a short jcc in seed 1's output" '^[0-9a-f]+$' "$where"
+out=$("$KBOLT" verify "$VMLINUX_61" "$tmp/bad" 2>&1); rc=$?
+check_eq "verify rejects an output whose jcc became a jmp (at $where)" 1 "$rc"
+check_match "... and names the old instructions no longer reached" \
+	'verify: tcp_v4_rcv\+0x[0-9a-f]+: old instruction not found in the new code' "$out"
 rm -f "$tmp/bad"
 
 # --- profile layout from a boot-lab profile, in both profile formats ---
