@@ -152,9 +152,10 @@ help:
 	@echo 'make [V=1] [SANITIZE=1] [WERROR=1]   build kmeta/kmeta'
 	@echo 'make check                           run every test (TAP)'
 	@echo 'make fuzz [FUZZ_SECONDS=N]           fuzz the ELF and table parsers'
-	@echo 'make bench                           time kmeta on the 6.1 debug vmlinux'
+	@echo 'make bench                           time kmeta, and kbolt next to llvm-bolt-19'
 	@echo 'make install [PREFIX=/usr/local]     install binaries and man pages'
 
 .PHONY: all man check fuzz bench install clean help
 
--include $(shell find .build -name '*.d' 2>/dev/null)
+# only this build's: each build directory has its own objects
+-include $(shell find $(OUT) -name '*.d' 2>/dev/null)

@@ -77,6 +77,53 @@ struct func *find_func_containing(struct opt *opt, uint64_t addr)
 	return &opt->funcs[opt->func_span[i].owner];
 }
 
+#define LINE_SHIFT 6
+
+void note_moved_code(struct opt *opt)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (size_t i = 0; i < opt->nr_funcs; i++) {
+		const struct func *f = &opt->funcs[i];
+
+		if (f->moved) {
+			lo = f->sym->addr < lo ? f->sym->addr : lo;
+			hi = f->sym->addr + f->sym->size > hi ? f->sym->addr + f->sym->size : hi;
+		}
+	}
+	free(opt->moved_lines);
+	opt->moved_base = lo == UINT64_MAX ? 0 : lo;
+	opt->nr_moved_lines = hi > lo ? ((hi - lo) >> LINE_SHIFT) + 1 : 0;
+	opt->moved_lines = xcalloc(opt->nr_moved_lines / 8 + 1, 1);
+	for (size_t i = 0; i < opt->nr_funcs; i++) {
+		const struct func *f = &opt->funcs[i];
+
+		for (uint64_t a = f->sym->addr; f->moved && a < f->sym->addr + f->sym->size;
+		     a += 1 << LINE_SHIFT) {
+			uint64_t line = (a - opt->moved_base) >> LINE_SHIFT;
+
+			opt->moved_lines[line >> 3] |= 1 << (line & 7);
+		}
+		if (f->moved) {		/* the last line, which the loop may step over */
+			uint64_t line = (f->sym->addr + f->sym->size - 1 - opt->moved_base) >> LINE_SHIFT;
+
+			opt->moved_lines[line >> 3] |= 1 << (line & 7);
+		}
+	}
+}
+
+struct func *moved_func_containing(struct opt *opt, uint64_t addr)
+{
+	uint64_t line = (addr - opt->moved_base) >> LINE_SHIFT;
+	struct func *f;
+
+	if (opt->moved_lines && (addr < opt->moved_base || line >= opt->nr_moved_lines ||
+				 !(opt->moved_lines[line >> 3] & (1 << (line & 7)))))
+		return NULL;
+	f = find_func_containing(opt, addr);
+	return f && f->moved ? f : NULL;
+}
+
 long find_op_containing(const struct func *f, uint64_t addr)
 {
 	uint32_t off, lo = 0, hi = f->nr_ops;

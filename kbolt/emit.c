@@ -230,21 +230,21 @@ int emit_plan(struct opt *opt, struct func *f)
 
 bool map_addr(struct opt *opt, uint64_t addr, uint64_t *out)
 {
-	struct func *f = find_func_containing(opt, addr);
+	struct func *f = moved_func_containing(opt, addr);
 
 	*out = addr;
-	if (!f || !f->moved)
+	if (!f)
 		return true;
 	return plan_addr(f, addr, out);
 }
 
 bool map_field(struct opt *opt, uint64_t addr, uint64_t *out)
 {
-	struct func *f = find_func_containing(opt, addr);
+	struct func *f = moved_func_containing(opt, addr);
 	long i;
 
 	*out = addr;
-	if (!f || !f->moved)
+	if (!f)
 		return true;
 	i = find_op_containing(f, addr);
 	if (i < 0 || f->ops[i].new_off == NO_OFF)

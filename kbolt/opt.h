@@ -170,6 +170,13 @@ struct opt {
 		uint64_t start, end;	/* end: of the function an alias repeats */
 		size_t owner;		/* the function itself, or the one it repeats */
 	} *func_span;
+	/*
+	 * A bit per 64-byte line from moved_base that holds code of a moved function,
+	 * set once no function can start moving (note_moved_code()): a filter that lets
+	 * moved_func_containing() answer most lookups without a search
+	 */
+	unsigned char *moved_lines;
+	uint64_t moved_base, nr_moved_lines;
 	uint64_t *sites;	/* every table's site addresses except ORC's, sorted */
 	size_t nr_sites;
 	struct extra_code extra;
@@ -196,6 +203,10 @@ struct opt {
 void init_funcs(struct opt *opt);
 int decode_funcs(struct opt *opt);
 struct func *find_func_containing(struct opt *opt, uint64_t addr);
+/* The moved function containing addr, NULL if none */
+struct func *moved_func_containing(struct opt *opt, uint64_t addr);
+/* Build the filter of moved_func_containing(): functions may stop moving after, not start */
+void note_moved_code(struct opt *opt);
 /* Index of the op starting at or containing addr in f, -1 if outside */
 long find_op_containing(const struct func *f, uint64_t addr);
 void skip_func(struct opt *opt, struct func *f, enum skip_reason why, uint64_t addr);

@@ -78,6 +78,15 @@ static int open_inputs(struct opt *opt, const char *in)
 	return 0;
 }
 
+/* Each function's blocks: each touches only its function, and reads the image */
+static void cfg_item(void *arg, size_t i, unsigned int worker)
+{
+	struct opt *opt = arg;
+
+	if (opt->funcs[i].decoded)
+		build_cfg(opt, &opt->funcs[i]);
+}
+
 static void choose_layout(void *arg, size_t i, unsigned int worker)
 {
 	struct opt *opt = arg;
@@ -349,9 +358,7 @@ static int run_pipeline(struct opt *opt)
 	if (collect_refs(opt))
 		return -EINVAL;
 	kmeta_release_image(opt->img);	/* and this every relocation */
-	for (size_t i = 0; i < opt->nr_funcs; i++)
-		if (opt->funcs[i].decoded)
-			build_cfg(opt, &opt->funcs[i]);
+	parallel_for(opt->nr_funcs, cfg_item, opt);
 	apply_profile(opt);
 	choose_layouts(opt);
 	orc_fit_budget(opt);
@@ -374,6 +381,7 @@ static void opt_free_model(struct opt *opt)
 	}
 	free(opt->funcs);
 	free(opt->func_span);
+	free(opt->moved_lines);
 	free(opt->orc_ips);
 	free(opt->extra.insns);
 	prof_free(opt->prof);

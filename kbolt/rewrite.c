@@ -210,13 +210,6 @@ static uint64_t code_ref(struct opt *opt, uint64_t p, uint64_t s_a)
 	return s_a + 4;
 }
 
-static bool is_moved_code(struct opt *opt, uint64_t addr)
-{
-	struct func *f = find_func_containing(opt, addr);
-
-	return f && f->moved;
-}
-
 static int rewrite_rela_entry(struct opt *opt, struct kmeta_sec *target, unsigned char *raw,
 			      const struct moved_slots *ms, size_t nr_ms)
 {
@@ -248,7 +241,7 @@ static int rewrite_rela_entry(struct opt *opt, struct kmeta_sec *target, unsigne
 	 * Moved code got its values from emit; data, and addresses in code left as it was,
 	 * get them here.
 	 */
-	if (!in_code || (!kmeta_reloc_is_pcrel(type) && !is_moved_code(opt, new_p))) {
+	if (!in_code || (!kmeta_reloc_is_pcrel(type) && !moved_func_containing(opt, new_p))) {
 		unsigned char *q = image_ptr(opt, new_p, kmeta_reloc_size(type));
 		uint64_t v;
 
@@ -448,6 +441,7 @@ int rewrite_image(struct opt *opt)
 	int err;
 
 	emit_all(opt);
+	note_moved_code(opt);	/* emit_all() has stopped the functions it could not move */
 	err = retarget_unmoved(opt);
 	if (!err) {
 		commit_code(opt);

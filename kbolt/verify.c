@@ -317,26 +317,33 @@ struct verifier *verify_prepare(const char *orig)
 }
 
 /*
- * The checks that need the walk's whole map, in two halves that only read it
- * (verify_values() decodes the original through kmeta's cache, which is not for
- * threads: nothing else may use it at the same time)
+ * The checks that need the walk's whole map, all only reading it: item 0 the coverage,
+ * values, ORC and tables (verify_values() decodes the original through kmeta's cache,
+ * which is not for threads: no other item may use it), each other item a run of
+ * relocations
  */
-static void check_with_map(void *arg, size_t half, unsigned int worker)
-{
-	struct verifier *v = arg;
+struct map_checks {
+	struct verifier *v;
+	struct reloc_checks *rc;
+};
 
-	if (!half) {
-		verify_coverage(v);
-		verify_values(v);
-		verify_orc(v);
-	} else {
-		verify_tables(v);
-		verify_relocs(v);
+static void check_with_map(void *arg, size_t k, unsigned int worker)
+{
+	struct map_checks *c = arg;
+
+	if (k) {
+		verify_relocs_chunk(c->rc, k - 1);
+		return;
 	}
+	verify_coverage(c->v);
+	verify_values(c->v);
+	verify_orc(c->v);
+	verify_tables(c->v);
 }
 
 int verify_run(struct verifier *v, const char *new, const struct verify_report *rep)
 {
+	struct map_checks checks = { .v = v };
 	size_t nr_orc_b = 0;
 	int err;
 
@@ -357,7 +364,9 @@ int verify_run(struct verifier *v, const char *new, const struct verify_report *
 	find_rewritten(v);
 	verify_walk(v);
 	verify_branches(v);	/* the last to mark code reached */
-	parallel_for(2, check_with_map, v);
+	checks.rc = verify_relocs_plan(v);
+	parallel_for(1 + verify_relocs_nr(checks.rc), check_with_map, &checks);
+	verify_relocs_free(checks.rc);
 	if (v->errors > MAX_REPORTS)
 		pr_err(new, "verify: %zu more problems not shown", v->errors - MAX_REPORTS);
 	if (!rep->quiet || v->errors)

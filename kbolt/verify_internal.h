@@ -116,7 +116,15 @@ void verify_branches(struct verifier *v);
 /* verify_meta.c */
 void verify_orc(struct verifier *v);
 void verify_tables(struct verifier *v);
-void verify_relocs(struct verifier *v);
+/*
+ * The relocations, in runs that threads may check at once: verify_relocs_plan() lists
+ * them, verify_relocs_chunk() checks run k of verify_relocs_nr()
+ */
+struct reloc_checks;
+struct reloc_checks *verify_relocs_plan(struct verifier *v);
+size_t verify_relocs_nr(const struct reloc_checks *rc);
+void verify_relocs_chunk(struct reloc_checks *rc, size_t k);
+void verify_relocs_free(struct reloc_checks *rc);
 
 /* verify_values.c: without relocations, no address in data may point into moved code */
 void verify_values(struct verifier *v);

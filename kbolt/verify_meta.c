@@ -297,50 +297,88 @@ static void check_orc_relocs(struct verifier *v, struct kmeta_sec *rsb)
 	}
 }
 
-#define RELEASE_EVERY 16384	/* relocations, 384 KB of each .rela */
+#define RELOC_CHUNK 16384	/* relocations checked as one item: 384 KB of each .rela */
+
+/* A run of one section's relocations, checked as one item (the ORC one whole) */
+struct reloc_chunk {
+	struct kmeta_sec *rsb, *target;
+	const unsigned char *ra, *rb;
+	uint64_t from, to;
+};
+
+struct reloc_checks {
+	struct verifier *v;
+	struct sorted_areas sa;
+	struct reloc_chunk *c;
+	size_t nr, cap;
+};
+
+static void add_chunks(struct verifier *v, struct kmeta_sec *rsb, struct kmeta_sec *target,
+		       const unsigned char *ra, const unsigned char *rb, uint64_t nr, void *arg)
+{
+	struct reloc_checks *rc = arg;
+	bool orc = !strcmp(target->name, ".orc_unwind_ip");
+
+	for (uint64_t k = 0; k < nr; k += orc ? nr : RELOC_CHUNK) {
+		GROW(rc->c, rc->cap, rc->nr + 1);
+		rc->c[rc->nr++] = (struct reloc_chunk){
+			rsb, target, ra, rb, k, orc || k + RELOC_CHUNK > nr ? nr : k + RELOC_CHUNK };
+	}
+}
+
+struct reloc_checks *verify_relocs_plan(struct verifier *v)
+{
+	struct reloc_checks *rc = xcalloc(1, sizeof(*rc));
+
+	rc->v = v;
+	find_sorted_areas(v, &rc->sa);
+	for_each_rela_pair(v, add_chunks, rc);
+	return rc;
+}
+
+size_t verify_relocs_nr(const struct reloc_checks *rc)
+{
+	return rc->nr;
+}
 
 /*
- * Give back what the first nr relocations of a section made us read: their entries,
- * and (they come in address order) the relocated section up to the last of them.
- * .rela.text and .text alone are 46 MB of both images.
+ * Give back what a run of relocations made us read: their entries, and (they come in
+ * address order) the relocated section from the first to the last of them.  .rela.text
+ * and .text alone are 46 MB of both images.
  */
-static void release_checked(struct verifier *v, struct kmeta_sec *target,
-			    const unsigned char *ra, const unsigned char *rb, uint64_t nr)
+static void release_checked(struct verifier *v, const struct reloc_chunk *c)
 {
-	uint64_t upto = get_u64(ra + 24 * (nr - 1));
+	uint64_t from = get_u64(c->ra + 24 * c->from), upto = get_u64(c->ra + 24 * (c->to - 1));
+	const struct kmeta_sec *t = c->target;
 	const unsigned char *p;
 
-	kmeta_release_bytes(v->a, ra, 24 * nr);
-	kmeta_release_bytes(v->b, rb, 24 * nr);
-	if (upto <= target->addr || upto - target->addr > target->size)
+	kmeta_release_bytes(v->a, c->ra + 24 * c->from, 24 * (c->to - c->from));
+	kmeta_release_bytes(v->b, c->rb + 24 * c->from, 24 * (c->to - c->from));
+	if (from < t->addr || upto <= from || upto - t->addr > t->size)
 		return;
-	if ((p = kmeta_bytes_at(v->a, target->addr, upto - target->addr)))
-		kmeta_release_bytes(v->a, p, upto - target->addr);
-	if ((p = kmeta_bytes_at(v->b, target->addr, upto - target->addr)))
-		kmeta_release_bytes(v->b, p, upto - target->addr);
+	if ((p = kmeta_bytes_at(v->a, from, upto - from)))
+		kmeta_release_bytes(v->a, p, upto - from);
+	if ((p = kmeta_bytes_at(v->b, from, upto - from)))
+		kmeta_release_bytes(v->b, p, upto - from);
 }
 
-static void check_rela_section(struct verifier *v, struct kmeta_sec *rsb,
-			       struct kmeta_sec *target, const unsigned char *ra,
-			       const unsigned char *rb, uint64_t nr, void *arg)
+void verify_relocs_chunk(struct reloc_checks *rc, size_t k)
 {
-	if (!strcmp(target->name, ".orc_unwind_ip")) {
-		if (v->nr_f)
-			check_orc_relocs(v, rsb);
+	const struct reloc_chunk *c = &rc->c[k];
+
+	if (!strcmp(c->target->name, ".orc_unwind_ip")) {
+		if (rc->v->nr_f)
+			check_orc_relocs(rc->v, c->rsb);
 		return;
 	}
-	for (uint64_t k = 0; k < nr; k++) {
-		check_rela_entry(v, target, arg, ra + 24 * k, rb + 24 * k);
-		if ((k + 1) % RELEASE_EVERY == 0 || k + 1 == nr)
-			release_checked(v, target, ra, rb, k + 1);
-	}
+	for (uint64_t i = c->from; i < c->to; i++)
+		check_rela_entry(rc->v, c->target, &rc->sa, c->ra + 24 * i, c->rb + 24 * i);
+	release_checked(rc->v, c);
 }
 
-void verify_relocs(struct verifier *v)
+void verify_relocs_free(struct reloc_checks *rc)
 {
-	struct sorted_areas sa = { 0 };
-
-	find_sorted_areas(v, &sa);
-	for_each_rela_pair(v, check_rela_section, &sa);
-	free(sa.v);
+	free(rc->sa.v);
+	free(rc->c);
+	free(rc);
 }

@@ -134,15 +134,26 @@ static struct kmeta_sec *first_sec_containing(struct kmeta_image *img, uint64_t 
 	return NULL;
 }
 
+/*
+ * kmeta_find_sec_containing()'s last answers, per thread, a slot per image (two images
+ * may share one): table walks hit one section many times in a row, and a cache shared
+ * by kbolt's threads would move between the cores at every store.  A section index,
+ * checked against the image: a new image may come where a closed one was.
+ */
+#define SEC_CACHE 4
+static __thread struct {
+	const struct kmeta_image *img;
+	size_t idx;
+} last_sec[SEC_CACHE];
+
 struct kmeta_sec *kmeta_find_sec_containing(struct kmeta_image *img, uint64_t addr)
 {
-	size_t lo = 0, hi = img->nr_secs_by_addr;
-	/* relaxed: a cache, read and set by kbolt's threads */
-	struct kmeta_sec *sec = __atomic_load_n(&img->last_sec, __ATOMIC_RELAXED);
+	size_t lo = 0, hi = img->nr_secs_by_addr, slot = ((uintptr_t)img >> 6) % SEC_CACHE;
+	struct kmeta_sec *sec;
 
-	/* table walks hit one section many times in a row */
-	if (sec && sec_contains(sec, addr))
-		return sec;
+	if (last_sec[slot].img == img && last_sec[slot].idx < img->nr_secs &&
+	    sec_contains(&img->secs[last_sec[slot].idx], addr))
+		return &img->secs[last_sec[slot].idx];
 	if (img->secs_overlap) {
 		sec = first_sec_containing(img, addr);
 	} else {
@@ -157,8 +168,10 @@ struct kmeta_sec *kmeta_find_sec_containing(struct kmeta_image *img, uint64_t ad
 		sec = lo && sec_contains(img->secs_by_addr[lo - 1], addr) ?
 		      img->secs_by_addr[lo - 1] : NULL;
 	}
-	if (sec)
-		__atomic_store_n(&img->last_sec, sec, __ATOMIC_RELAXED);
+	if (sec) {
+		last_sec[slot].img = img;
+		last_sec[slot].idx = sec - img->secs;
+	}
 	return sec;
 }
 

@@ -82,7 +82,6 @@ struct kmeta_image {
 	struct kmeta_sec **secs_by_addr;	/* allocated, placed, sized: by address */
 	size_t nr_secs_by_addr;
 	bool secs_overlap;		/* a corrupt image: lookups take the first by index */
-	struct kmeta_sec *last_sec;	/* lookup cache of kmeta_find_sec_containing() */
 
 	struct kmeta_sym *syms;		/* symtab order; syms[0] is the null symbol */
 	size_t nr_syms;
