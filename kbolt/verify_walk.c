@@ -522,7 +522,11 @@ static size_t roots_from_range(struct verifier *v, const struct decoded_range *r
 
 struct scan_hits {
 	struct verifier *v;
-	unsigned char *decode;	/* per function of the old image: may point in */
+	/*
+	 * Per function of the old image: where the code that may point in ends (the
+	 * last hit's instruction, at most 15 bytes long, ends before), 0 if none
+	 */
+	uint64_t *upto;
 	struct pair *orphans;	/* at (old) -> target (new): from outside any function */
 	size_t nr_orphans, cap;
 };
@@ -538,7 +542,8 @@ static void scan_hit(void *ctx, uint64_t at, uint64_t target)
 		return;		/* walked, or decoded whole */
 	g = func_index(v->a, at);
 	if (g >= 0) {
-		h->decode[g] = 1;
+		if (at + 16 > h->upto[g])
+			h->upto[g] = at + 16;
 		return;
 	}
 	GROW(h->orphans, h->cap, h->nr_orphans + 1);
@@ -565,8 +570,9 @@ static void check_orphans(struct verifier *v, const struct scan_hits *h)
 
 /*
  * Alternative replacements and .altinstr_aux, decoded whole; and of the functions left
- * as they were, those that scan_unmoved() found may point into rewritten code (their
- * bytes are the same in both images: one decoding serves both).
+ * as they were, those that scan_unmoved() found may point into rewritten code, from
+ * their start to their last such place (their bytes are the same in both images: one
+ * decoding serves both).  Aliases are one function: a hit names the last of them.
  */
 static size_t roots_from_unmoved(struct verifier *v, struct scan_hits *h)
 {
@@ -579,12 +585,18 @@ static size_t roots_from_unmoved(struct verifier *v, struct scan_hits *h)
 	d.r = xcalloc(nr_alt + v->a->nr_funcs + 1, sizeof(*d.r));
 	for (size_t k = 0; k < nr_alt; k++)
 		d.r[nr++] = (struct decoded_range){ .start = alt[k].start, .end = alt[k].end };
-	for (size_t i = 0; i < v->a->nr_funcs; i++) {
-		struct kmeta_sym *s = v->a->funcs[i];
+	for (size_t i = 0, j; i < v->a->nr_funcs; i = j) {
+		uint64_t start = v->a->funcs[i]->addr, end = 0, upto = 0;
 
-		if (h->decode[i] && (!i || v->a->funcs[i - 1]->addr != s->addr))
-			d.r[nr++] = (struct decoded_range){ .start = s->addr,
-							    .end = s->addr + s->size };
+		for (j = i; j < v->a->nr_funcs && v->a->funcs[j]->addr == start; j++) {
+			if (start + v->a->funcs[j]->size > end)
+				end = start + v->a->funcs[j]->size;
+			if (h->upto[j] > upto)
+				upto = h->upto[j];
+		}
+		if (upto)
+			d.r[nr++] = (struct decoded_range){ .start = start,
+							    .end = upto < end ? upto : end };
 	}
 	parallel_for(nr, decode_ahead_item, &d);
 	release_code(v->a);
@@ -668,7 +680,7 @@ static void walk_entries(struct verifier *v)
 
 void verify_walk(struct verifier *v)
 {
-	struct scan_hits h = { .v = v, .decode = xcalloc(v->a->nr_funcs + 1, 1) };
+	struct scan_hits h = { .v = v, .upto = xcalloc(v->a->nr_funcs + 1, sizeof(*h.upto)) };
 	struct roots r = { 0 };
 	size_t n;
 
@@ -687,7 +699,7 @@ void verify_walk(struct verifier *v)
 	} while (n);
 	check_orphans(v, &h);
 	roots_free(&r);
-	free(h.decode);
+	free(h.upto);
 	free(h.orphans);
 }
 
