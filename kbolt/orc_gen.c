@@ -143,6 +143,21 @@ static int cmp_weight_per_entry(const void *a, const void *b)
 static size_t table_size(struct opt *opt);
 
 /*
+ * At most the new table's size, from orc_count_func()'s counts: the old entries
+ * outside moved functions and the new ones inside (drop_redundant() only takes some
+ * away).  When it fits, the table need not be built to know that it does.
+ */
+static int64_t table_size_bound(const struct opt *opt)
+{
+	int64_t nr = (int64_t)opt->nr_orc;
+
+	for (size_t i = 0; i < opt->nr_funcs; i++)
+		if (opt->funcs[i].moved)
+			nr += (int64_t)opt->funcs[i].orc_new - (int64_t)opt->funcs[i].orc_old;
+	return nr;
+}
+
+/*
  * Functions whose new code needs more entries than the table has room for keep their
  * old code until the table fits: with a random layout those that need the most extra
  * entries first (most functions stay rewritten), with a profile those with the least
@@ -158,7 +173,8 @@ int orc_fit_budget(struct opt *opt)
 			moved[nr++] = &opt->funcs[i];
 	qsort(moved, nr, sizeof(*moved),
 	      opt->o->layout == LAYOUT_RANDOM ? cmp_delta : cmp_weight_per_entry);
-	while ((size = table_size(opt)) > opt->nr_orc && next < nr) {
+	while (table_size_bound(opt) > (int64_t)opt->nr_orc &&
+	       (size = table_size(opt)) > opt->nr_orc && next < nr) {
 		int64_t excess = size - opt->nr_orc;
 
 		while (excess > 0 && next < nr) {
