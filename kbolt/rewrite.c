@@ -210,14 +210,43 @@ static uint64_t code_ref(struct opt *opt, uint64_t p, uint64_t s_a)
 	return s_a + 4;
 }
 
+/*
+ * The relocation pass's writes, made after its loop: made in it, beside orc_write(),
+ * each first write to a page of the image (copied on write) would cost the other core
+ * an interrupt to flush its TLB.
+ */
+struct pending_writes {
+	struct pending_write {
+		unsigned char *raw;	/* the Elf64_Rela: its type is read there */
+		unsigned char *q;	/* the relocated value's place, or NULL */
+		uint64_t offset, addend, value;
+	} *v;
+	size_t nr, cap;
+};
+
+static void apply_writes(struct pending_writes *w)
+{
+	for (size_t k = 0; k < w->nr; k++) {
+		const struct pending_write *pw = &w->v[k];
+
+		put_u64(pw->raw, pw->offset);
+		put_u64(pw->raw + 16, pw->addend);
+		if (pw->q)
+			kmeta_reloc_store(pw->q, (uint32_t)get_u64(pw->raw + 8), pw->value);
+	}
+	free(w->v);
+	*w = (struct pending_writes){ 0 };
+}
+
 static int rewrite_rela_entry(struct opt *opt, struct kmeta_sec *target, unsigned char *raw,
-			      const struct moved_slots *ms, size_t nr_ms)
+			      const struct moved_slots *ms, size_t nr_ms, struct pending_writes *w)
 {
 	uint64_t p = get_u64(raw), info = get_u64(raw + 8), sym = info >> 32;
 	int64_t a = (int64_t)get_u64(raw + 16);
 	uint32_t type = (uint32_t)info;
 	uint64_t s, ref, new_ref, new_p;
 	bool in_code = target->flags & SHF_EXECINSTR;
+	struct pending_write *pw;
 
 	if (type == R_X86_64_NONE || sym >= opt->img->nr_syms)
 		return 0;
@@ -235,18 +264,18 @@ static int rewrite_rela_entry(struct opt *opt, struct kmeta_sec *target, unsigne
 	if (new_ref == ref && new_p == p)
 		return 0;
 	a += (int64_t)(new_ref - ref);
-	put_u64(raw, new_p);
-	put_u64(raw + 16, (uint64_t)a);
+	GROW(w->v, w->cap, w->nr + 1);
+	pw = &w->v[w->nr++];
+	*pw = (struct pending_write){ .raw = raw, .offset = new_p, .addend = (uint64_t)a };
 	/*
 	 * Moved code got its values from emit; data, and addresses in code left as it was,
 	 * get them here.
 	 */
 	if (!in_code || (!kmeta_reloc_is_pcrel(type) && !moved_func_containing(opt, new_p))) {
 		unsigned char *q = image_ptr(opt, new_p, kmeta_reloc_size(type));
-		uint64_t v;
 
-		if (q && !kmeta_reloc_value(type, s + a, new_p, &v))
-			kmeta_reloc_store(q, type, v);
+		if (q && !kmeta_reloc_value(type, s + a, new_p, &pw->value))
+			pw->q = q;
 	}
 	return 0;
 }
@@ -299,7 +328,7 @@ static unsigned char **find_stale_relocs(struct opt *opt)
 }
 
 static int rewrite_relocs(struct opt *opt, const struct moved_slots *ms, size_t nr_ms,
-			  unsigned char **stale)
+			  unsigned char **stale, struct pending_writes *w)
 {
 	struct kmeta_image *img = opt->img;
 
@@ -319,7 +348,7 @@ static int rewrite_relocs(struct opt *opt, const struct moved_slots *ms, size_t 
 		}
 		for (uint64_t k = 0; k < size / sh.sh_entsize; k++)
 			if ((!stale[i] || !stale[i][k]) &&
-			    rewrite_rela_entry(opt, target, raw + k * sh.sh_entsize, ms, nr_ms))
+			    rewrite_rela_entry(opt, target, raw + k * sh.sh_entsize, ms, nr_ms, w))
 				return -EINVAL;
 		kmeta_release_sec(img, rsec);	/* what was only read; the output copies it */
 	}
@@ -417,6 +446,7 @@ struct last_passes {
 	const struct moved_slots *ms;
 	size_t nr_ms;
 	unsigned char **stale;
+	struct pending_writes writes;	/* the relocations' */
 	int err[2];
 };
 
@@ -429,7 +459,8 @@ static void last_pass(void *arg, size_t i, unsigned int worker)
 {
 	struct last_passes *l = arg;
 
-	l->err[i] = i ? orc_write(l->opt) : rewrite_relocs(l->opt, l->ms, l->nr_ms, l->stale);
+	l->err[i] = i ? orc_write(l->opt)
+		      : rewrite_relocs(l->opt, l->ms, l->nr_ms, l->stale, &l->writes);
 }
 
 int rewrite_image(struct opt *opt)
@@ -451,7 +482,11 @@ int rewrite_image(struct opt *opt)
 	if (!err) {
 		l.ms = ms;
 		l.nr_ms = nr_ms;
+		/* orc_write() rewrites both whole, beside the relocations */
+		kmeta_copy_sec_now(opt->img, kmeta_find_sec_by_name(opt->img, ".orc_unwind_ip"));
+		kmeta_copy_sec_now(opt->img, kmeta_find_sec_by_name(opt->img, ".orc_unwind"));
 		parallel_for(2, last_pass, &l);
+		apply_writes(&l.writes);
 		err = l.err[0] ? l.err[0] : l.err[1];
 	}
 	if (!err)

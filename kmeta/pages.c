@@ -83,6 +83,20 @@ static int release_run(void *ctx, uint64_t off, uint64_t size, bool written)
 	return 0;
 }
 
+void kmeta_copy_sec_now(struct kmeta_image *img, const struct kmeta_sec *sec)
+{
+	uint64_t start, end;
+	GElf_Shdr sh;
+
+	if (!sec->scn || !gelf_getshdr(sec->scn, &sh) || sh.sh_type == SHT_NOBITS ||
+	    sh.sh_offset + sh.sh_size > img->map_size)
+		return;
+	start = sh.sh_offset & ~4095ULL;
+	end = (sh.sh_offset + sh.sh_size + 4095) & ~4095ULL;
+	if (end > start)	/* best effort: without it, each page is copied when written */
+		madvise((char *)img->map + start, end - start, MADV_POPULATE_WRITE);
+}
+
 void kmeta_release_sec(struct kmeta_image *img, const struct kmeta_sec *sec)
 {
 	GElf_Shdr sh;
