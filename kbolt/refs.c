@@ -353,14 +353,21 @@ enum reloc_mark {
 	MARK_UNDECODED,		/* a pc-relative field in code that was not decoded */
 };
 
-/* Most relocations (in lite mode, those of code that was not decoded) mark nothing */
+/* Sections whose relocations mark nothing, whatever they point at */
+static bool marks_nothing(const struct kmeta_sec *target)
+{
+	/* ORC is regenerated (and 6.1 sorts it after linking); a runtime constant's slot
+	 * is mark_runtime_const()'s */
+	return !strcmp(target->name, ".orc_unwind_ip") || !strncmp(target->name, "runtime_", 8);
+}
+
+/*
+ * Most relocations (in lite mode, those of code that was not decoded) mark nothing;
+ * target is not one of marks_nothing()'s
+ */
 static enum reloc_mark reloc_mark_of(struct opt *opt, struct kmeta_sec *target,
 				     const struct kmeta_reloc *r)
 {
-	if (!strcmp(target->name, ".orc_unwind_ip"))
-		return MARK_NOTHING;	/* ORC is regenerated (and 6.1 sorts it after linking) */
-	if (!strncmp(target->name, "runtime_", 8))
-		return MARK_NOTHING;	/* a runtime constant's slot: mark_runtime_const() */
 	if (!(target->flags & SHF_EXECINSTR))
 		return in_decoded_func(opt, r->target) ? MARK_TARGET : MARK_NOTHING;
 	if (in_decoded_func(opt, r->addr))
@@ -397,14 +404,23 @@ struct reloc_part {
 		struct kmeta_reloc r;
 	} *v;
 	size_t nr, cap;
+	const struct kmeta_sec *last;	/* the last target seen, and whether it */
+	bool last_marks_nothing;	/* marks_nothing(): asked once a section */
 	int err;
 };
 
 static int keep_markable(void *ctx, struct kmeta_sec *target, const struct kmeta_reloc *r)
 {
 	struct reloc_part *p = ctx;
-	enum reloc_mark how = reloc_mark_of(p->opt, target, r);
+	enum reloc_mark how;
 
+	if (target != p->last) {
+		p->last = target;
+		p->last_marks_nothing = marks_nothing(target);
+	}
+	if (p->last_marks_nothing)
+		return 0;
+	how = reloc_mark_of(p->opt, target, r);
 	if (how != MARK_NOTHING) {
 		GROW(p->v, p->cap, p->nr + 1);
 		p->v[p->nr++] = (struct marked){ how, *r };

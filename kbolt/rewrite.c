@@ -238,8 +238,12 @@ static void apply_writes(struct pending_writes *w)
 	*w = (struct pending_writes){ 0 };
 }
 
-static int rewrite_rela_entry(struct opt *opt, struct kmeta_sec *target, unsigned char *raw,
-			      const struct moved_slots *ms, size_t nr_ms, struct pending_writes *w)
+/* How the place a relocation refers to moves: map_field() for runtime constants */
+typedef bool (*map_fn)(struct opt *opt, uint64_t addr, uint64_t *out);
+
+static int rewrite_rela_entry(struct opt *opt, struct kmeta_sec *target, map_fn map,
+			      unsigned char *raw, const struct moved_slots *ms, size_t nr_ms,
+			      struct pending_writes *w)
 {
 	uint64_t p = get_u64(raw), info = get_u64(raw + 8), sym = info >> 32;
 	int64_t a = (int64_t)get_u64(raw + 16);
@@ -252,8 +256,7 @@ static int rewrite_rela_entry(struct opt *opt, struct kmeta_sec *target, unsigne
 		return 0;
 	s = opt->img->syms[sym].addr;
 	ref = in_code && kmeta_reloc_is_pcrel(type) ? code_ref(opt, p, s + a) : s + a;
-	/* a runtime constant's slot points inside its instruction (refs.c) */
-	if (!(strncmp(target->name, "runtime_", 8) ? map_addr : map_field)(opt, ref, &new_ref) ||
+	if (!map(opt, ref, &new_ref) ||
 	    !map_place(opt, ms, nr_ms, p, &new_p)) {
 		char at[KMETA_ADDR_STR_SIZE];
 
@@ -337,6 +340,7 @@ static int rewrite_relocs(struct opt *opt, const struct moved_slots *ms, size_t 
 		unsigned char *raw;
 		uint64_t size = 0;
 		GElf_Shdr sh;
+		map_fn map;
 
 		if (!target || !strcmp(target->name, ".orc_unwind_ip") ||
 		    !gelf_getshdr(rsec->scn, &sh))
@@ -346,9 +350,12 @@ static int rewrite_relocs(struct opt *opt, const struct moved_slots *ms, size_t 
 			pr_err(img->path, "%s: cannot rewrite it in place", rsec->name);
 			return -EINVAL;
 		}
+		/* a runtime constant's slot points inside its instruction (refs.c) */
+		map = strncmp(target->name, "runtime_", 8) ? map_addr : map_field;
 		for (uint64_t k = 0; k < size / sh.sh_entsize; k++)
 			if ((!stale[i] || !stale[i][k]) &&
-			    rewrite_rela_entry(opt, target, raw + k * sh.sh_entsize, ms, nr_ms, w))
+			    rewrite_rela_entry(opt, target, map, raw + k * sh.sh_entsize, ms, nr_ms,
+					       w))
 				return -EINVAL;
 		kmeta_release_sec(img, rsec);	/* what was only read; the output copies it */
 	}
