@@ -173,22 +173,31 @@ static bool is_padding_sym(const char *name)
 }
 
 /* Code whose layout the kernel depends on, or that runs before it is itself */
-static bool in_fixed_area(struct opt *opt, uint64_t addr)
+#define NR_FIXED_AREAS 4
+
+static void find_fixed_areas(struct opt *opt, struct kmeta_range area[NR_FIXED_AREAS])
 {
-	static const char *const areas[][2] = {
+	static const char *const bounds[][2] = {
 		{ "__entry_text_start", "__entry_text_end" },
 		{ "__static_call_text_start", "__static_call_text_end" },
 		{ "__indirect_thunk_start", "__indirect_thunk_end" },
 	};
 	struct kmeta_image *img = opt->img;
 
-	for (size_t i = 0; i < ARRAY_SIZE(areas); i++) {
-		uint64_t a = sym_addr(img, areas[i][0]), b = sym_addr(img, areas[i][1]);
+	for (size_t i = 0; i < ARRAY_SIZE(bounds); i++) {
+		uint64_t a = sym_addr(img, bounds[i][0]), b = sym_addr(img, bounds[i][1]);
 
-		if (a && b && addr >= a && addr < b)
-			return true;
+		area[i] = a && b ? (struct kmeta_range){ a, b } : (struct kmeta_range){ 0, 0 };
 	}
-	return addr >= img->text_start && addr < opt->head_end;
+	area[ARRAY_SIZE(bounds)] = (struct kmeta_range){ img->text_start, opt->head_end };
+}
+
+static bool in_fixed_area(const struct kmeta_range area[NR_FIXED_AREAS], uint64_t addr)
+{
+	for (size_t i = 0; i < NR_FIXED_AREAS; i++)
+		if (addr >= area[i].start && addr < area[i].end)
+			return true;
+	return false;
 }
 
 static void add_fix(struct func *f, const struct fix *x)
@@ -509,6 +518,7 @@ void init_funcs(struct opt *opt)
 {
 	struct kmeta_image *img = opt->img;
 	const struct opt_options *o = opt->o;
+	struct kmeta_range area[NR_FIXED_AREAS];
 
 	opt->nr_funcs = img->nr_funcs;
 	opt->funcs = xcalloc(img->nr_funcs, sizeof(*opt->funcs));
@@ -529,6 +539,7 @@ void init_funcs(struct opt *opt)
 		opt->func_span[i].end = opt->funcs[opt->func_span[i].owner].sym->addr +
 					opt->funcs[opt->func_span[i].owner].sym->size;
 	}
+	find_fixed_areas(opt, area);
 	for (size_t i = 0; i < opt->nr_funcs; i++) {
 		struct func *f = &opt->funcs[i];
 		const char *name = f->sym->name;
@@ -541,7 +552,7 @@ void init_funcs(struct opt *opt)
 		} else if ((o->nr_funcs && !matches_any(name, o->funcs, o->nr_funcs)) ||
 		    matches_any(name, o->skip_funcs, o->nr_skip_funcs))
 			skip_func(opt, f, SKIP_FILTERED, f->sym->addr);
-		else if (in_fixed_area(opt, f->sym->addr) || !strcmp(name, "pvh_start_xen"))
+		else if (in_fixed_area(area, f->sym->addr) || !strcmp(name, "pvh_start_xen"))
 			skip_func(opt, f, SKIP_AREA, f->sym->addr);
 	}
 	mark_symbols_inside(opt);
