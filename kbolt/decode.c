@@ -64,8 +64,11 @@ static __thread size_t last_span;
 
 struct func *find_func_containing(struct opt *opt, uint64_t addr)
 {
-	const struct func_span *last = last_span < opt->nr_funcs ? &opt->func_span[last_span] : NULL;
+	const struct func_span *last = NULL;
 	long i;
+
+	if (last_span < opt->nr_funcs)
+		last = &opt->func_span[last_span];
 
 	/* lookups come in address order more often than not */
 	if (last && addr >= last->start && addr < last->end)
@@ -97,18 +100,14 @@ void note_moved_code(struct opt *opt)
 	opt->moved_lines = xcalloc(opt->nr_moved_lines / 8 + 1, 1);
 	for (size_t i = 0; i < opt->nr_funcs; i++) {
 		const struct func *f = &opt->funcs[i];
+		uint64_t first, last;
 
-		for (uint64_t a = f->sym->addr; f->moved && a < f->sym->addr + f->sym->size;
-		     a += 1 << LINE_SHIFT) {
-			uint64_t line = (a - opt->moved_base) >> LINE_SHIFT;
-
+		if (!f->moved || !f->sym->size)
+			continue;
+		first = (f->sym->addr - opt->moved_base) >> LINE_SHIFT;
+		last = (f->sym->addr + f->sym->size - 1 - opt->moved_base) >> LINE_SHIFT;
+		for (uint64_t line = first; line <= last; line++)
 			opt->moved_lines[line >> 3] |= 1 << (line & 7);
-		}
-		if (f->moved) {		/* the last line, which the loop may step over */
-			uint64_t line = (f->sym->addr + f->sym->size - 1 - opt->moved_base) >> LINE_SHIFT;
-
-			opt->moved_lines[line >> 3] |= 1 << (line & 7);
-		}
 	}
 }
 

@@ -129,6 +129,9 @@ int kmeta_for_each_page_run(struct kmeta_image *img, uint64_t off, uint64_t size
 			    kmeta_page_run_fn fn, void *ctx);
 /* Drop the pages of sec that were only read, until read again (a minor fault each) */
 void kmeta_release_sec(struct kmeta_image *img, const struct kmeta_sec *sec);
+/* The same for the whole file, and for size bytes of the mapping at p */
+void kmeta_release_image(struct kmeta_image *img);
+void kmeta_release_bytes(struct kmeta_image *img, const void *p, uint64_t size);
 /*
  * Copy the pages of sec now, as writing them would (best effort: MADV_POPULATE_WRITE,
  * Linux 5.14+): for a section about to be rewritten whole by one of several threads.
@@ -136,9 +139,6 @@ void kmeta_release_sec(struct kmeta_image *img, const struct kmeta_sec *sec);
  * interrupt there to flush its TLB; made before the threads start, it does not.
  */
 void kmeta_copy_sec_now(struct kmeta_image *img, const struct kmeta_sec *sec);
-/* The same for the whole file, and for size bytes of the mapping at p */
-void kmeta_release_image(struct kmeta_image *img);
-void kmeta_release_bytes(struct kmeta_image *img, const void *p, uint64_t size);
 /* Pointer to size bytes at addr, NULL unless they all lie in one section with data. */
 const unsigned char *kmeta_bytes_at(struct kmeta_image *img, uint64_t addr, uint64_t size);
 bool kmeta_is_text_addr(struct kmeta_image *img, uint64_t addr);
