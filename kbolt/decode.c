@@ -107,7 +107,7 @@ void note_moved_code(struct opt *opt)
 		first = (f->sym->addr - opt->moved_base) >> LINE_SHIFT;
 		last = (f->sym->addr + f->sym->size - 1 - opt->moved_base) >> LINE_SHIFT;
 		for (uint64_t line = first; line <= last; line++)
-			opt->moved_lines[line >> 3] |= 1 << (line & 7);
+			bitmap_set(opt->moved_lines, line);
 	}
 }
 
@@ -117,7 +117,7 @@ struct func *moved_func_containing(struct opt *opt, uint64_t addr)
 	struct func *f;
 
 	if (opt->moved_lines && (addr < opt->moved_base || line >= opt->nr_moved_lines ||
-				 !(opt->moved_lines[line >> 3] & (1 << (line & 7)))))
+				 !bitmap_test(opt->moved_lines, line)))
 		return NULL;
 	f = find_func_containing(opt, addr);
 	return f && f->moved ? f : NULL;
@@ -361,25 +361,6 @@ static void record_hit(void *ctx, uint64_t at, uint64_t target)
 	p->hits[p->nr_hits++] = (struct kmeta_range){ at, target };
 }
 
-static void scan_item(void *arg, size_t k, unsigned int worker)
-{
-	kmeta_rel_scan_part(arg, k);
-}
-
-/* Every hit of the scan into p->hits, the parts scanned in parallel */
-static int scan_parts(struct first_pass *p)
-{
-	struct kmeta_rel_scan *scan;
-	int err = kmeta_rel_scan_new(p->opt->img, p->ranges, p->nr_ranges, &scan);
-
-	if (err)
-		return err;
-	parallel_for(kmeta_rel_scan_nr_parts(scan), scan_item, scan);
-	kmeta_rel_scan_report(scan, record_hit, p);
-	kmeta_rel_scan_free(scan);
-	return 0;
-}
-
 static void decode_item(void *arg, size_t i, unsigned int worker)
 {
 	struct first_pass *p = arg;
@@ -451,7 +432,7 @@ static int decode_and_scan(struct opt *opt, bool (*todo)(const struct func *f))
 				f->sym->addr, f->sym->addr + f->sym->size };
 	}
 	kmeta_patch_sites(opt->img, &sites, &nr_sites);	/* built once, before the threads */
-	p.scan_err = scan_parts(&p);
+	p.scan_err = parallel_scan_rel_refs(opt->img, p.ranges, p.nr_ranges, record_hit, &p);
 	parallel_for(p.nr_todo, decode_item, &p);
 	if (p.scan_err) {
 		pr_err(opt->img->path, "cannot scan the code for references: %s",

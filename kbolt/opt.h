@@ -183,7 +183,7 @@ struct opt {
 	uint64_t head_end;	/* [_text, head_end): head code, never rewritten */
 	/*
 	 * Lite (profile layouts): only functions with profile weight are decoded, and
-	 * the code that may point into them, found by kmeta_scan_rel_refs()
+	 * the code that may point into them, found by parallel_scan_rel_refs()
 	 */
 	bool lite;
 	/*

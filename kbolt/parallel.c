@@ -87,3 +87,22 @@ void parallel_for(size_t n, parallel_fn fn, void *arg)
 		if (started[k])
 			pthread_join(w[k].thread, NULL);
 }
+
+static void scan_item(void *arg, size_t k, unsigned int worker)
+{
+	kmeta_rel_scan_part(arg, k);
+}
+
+int parallel_scan_rel_refs(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
+			   kmeta_scan_fn fn, void *ctx)
+{
+	struct kmeta_rel_scan *scan;
+	int err = kmeta_rel_scan_new(img, r, nr, &scan);
+
+	if (err)
+		return err;
+	parallel_for(kmeta_rel_scan_nr_parts(scan), scan_item, scan);
+	kmeta_rel_scan_report(scan, fn, ctx);
+	kmeta_rel_scan_free(scan);
+	return 0;
+}

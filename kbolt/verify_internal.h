@@ -93,7 +93,6 @@ typedef void (*rela_pair_fn)(struct verifier *v, struct kmeta_sec *rsb, struct k
 void for_each_rela_pair(struct verifier *v, rela_pair_fn fn, void *arg);
 /* Drop the pages of img's code until read again (after a pass over all of it) */
 void release_code(struct kmeta_image *img);
-/* The rewritten functions' [start, end), in address order (malloc'ed, nr_f of them) */
 /* Index in img->funcs of the function containing addr, -1 if none */
 long func_index(struct kmeta_image *img, uint64_t addr);
 /* qsort() order of table entries: by site, then by every value */

@@ -609,24 +609,13 @@ static size_t roots_from_unmoved(struct verifier *v, struct scan_hits *h)
 	return n;
 }
 
-static void scan_item(void *arg, size_t k, unsigned int worker)
-{
-	kmeta_rel_scan_part(arg, k);
-}
-
 /* What the scan says may point into rewritten code, in h: its parts in parallel */
 static void scan_unmoved(struct verifier *v, struct scan_hits *h)
 {
-	struct kmeta_rel_scan *scan;
-	int err = kmeta_rel_scan_new(v->a, v->spans, v->nr_f, &scan);
+	int err = parallel_scan_rel_refs(v->a, v->spans, v->nr_f, scan_hit, h);
 
-	if (err) {
+	if (err)
 		verify_fail(v, 0, "cannot scan the code for references: %s", strerror(-err));
-		return;
-	}
-	parallel_for(kmeta_rel_scan_nr_parts(scan), scan_item, scan);
-	kmeta_rel_scan_report(scan, scan_hit, h);
-	kmeta_rel_scan_free(scan);
 }
 
 struct entry_walks {
@@ -712,13 +701,14 @@ static void check_old_reached(struct verifier *v, const struct vfunc *f)
 {
 	for (uint64_t off = 0; off < f->sym->size;) {
 		uint64_t at = f->sym->addr + off;
-		const unsigned char *p = kmeta_bytes_at(v->a, at, 1);
+		const unsigned char *p;
 		struct kmeta_insn in;
 
 		if (f->olen[off]) {
 			off += f->olen[off];
 			continue;
 		}
+		p = kmeta_bytes_at(v->a, at, 1);
 		if (kmeta_insn_decode(v->a, at, &in)) {
 			verify_fail(v, at, "old code that does not decode, and the walk did not reach");
 			return;

@@ -288,18 +288,13 @@ static inline bool kmeta_insn_ends_flow(const struct kmeta_insn *insn)
  * scan.c: every byte of executable code that may start a relative branch or hold a
  * %rip-relative ModRM whose target lies inside one of the sorted, disjoint ranges
  * (past its first byte): fn(ctx, at, target).  A superset of the real references,
- * found without decoding; 0 or a negative errno.
+ * found without decoding.  The scan runs in parts, for threads: kmeta_rel_scan_new()
+ * prepares it (0 or a negative errno); kmeta_rel_scan_part() scans part k of
+ * kmeta_rel_scan_nr_parts(), keeping its hits, and gives back the pages it read:
+ * different parts may be scanned by different threads at once.
+ * kmeta_rel_scan_report() then calls fn for every hit of every part, in address order.
  */
 typedef void (*kmeta_scan_fn)(void *ctx, uint64_t at, uint64_t target);
-int kmeta_scan_rel_refs(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
-			kmeta_scan_fn fn, void *ctx);
-/*
- * The same scan in parts, for threads.  kmeta_rel_scan_new() prepares it (0 or a
- * negative errno); kmeta_rel_scan_part() scans part k of kmeta_rel_scan_nr_parts(),
- * keeping its hits, and gives back the pages it read: different parts may be scanned
- * by different threads at once.  kmeta_rel_scan_report() then calls fn for every hit
- * of every part, in address order, as kmeta_scan_rel_refs() does.
- */
 struct kmeta_rel_scan;
 int kmeta_rel_scan_new(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
 		       struct kmeta_rel_scan **out);

@@ -29,21 +29,11 @@ struct range_bits {
 
 #define LINE_SHIFT 6
 
-static void set_bit(unsigned char *bits, uint64_t k)
-{
-	bits[k >> 3] |= 1 << (k & 7);
-}
-
-static bool bit_set(const unsigned char *bits, uint64_t k)
-{
-	return bits[k >> 3] & (1 << (k & 7));
-}
-
 static void set_inside(struct range_bits *rb, const struct kmeta_range *r)
 {
 	for (uint64_t a = r->start + 1; a < r->end; a++) {
-		set_bit(rb->bits, a - rb->base);
-		set_bit(rb->lines, (a - rb->base) >> LINE_SHIFT);
+		bitmap_set(rb->bits, a - rb->base);
+		bitmap_set(rb->lines, (a - rb->base) >> LINE_SHIFT);
 	}
 }
 
@@ -51,7 +41,7 @@ static bool is_inside(const struct range_bits *rb, uint64_t a)
 {
 	uint64_t off = a - rb->base;
 
-	return off < rb->size && bit_set(rb->lines, off >> LINE_SHIFT) && bit_set(rb->bits, off);
+	return off < rb->size && bitmap_test(rb->lines, off >> LINE_SHIFT) && bitmap_test(rb->bits, off);
 }
 
 static int32_t s32(const unsigned char *p)
@@ -207,21 +197,6 @@ void kmeta_rel_scan_free(struct kmeta_rel_scan *s)
 	free(s);
 }
 
-int kmeta_scan_rel_refs(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
-			kmeta_scan_fn fn, void *ctx)
-{
-	struct kmeta_rel_scan *s;
-	int err = kmeta_rel_scan_new(img, r, nr, &s);
-
-	if (err)
-		return err;
-	for (size_t k = 0; k < s->nr_parts; k++)
-		kmeta_rel_scan_part(s, k);
-	kmeta_rel_scan_report(s, fn, ctx);
-	kmeta_rel_scan_free(s);
-	return 0;
-}
-
 /*
  * kallsyms (scripts/kallsyms.c): symbol addresses, names and their indexes, nothing
  * else: no symbol is inside a function kbolt rewrites, and kallsyms_offsets, whose
@@ -328,7 +303,7 @@ static bool abs_hit(struct abs_scan *s, const struct kmeta_sec *sec, uint64_t at
  * relocation of the lab's 6.12 build's data is 4-byte aligned (the compiler and the
  * kernel's table macros align them); unaligned 4-byte windows of ordinary pointers
  * would otherwise read as thousands of addresses in code.  In code the relative
- * references are kmeta_scan_rel_refs()'s.
+ * references are kmeta_rel_scan_part()'s.
  */
 static void scan_values_at(struct abs_scan *s, const struct kmeta_sec *sec, uint64_t k)
 {

@@ -56,6 +56,17 @@ static inline void put_u64(unsigned char *p, uint64_t v)
 	put_u32(p, v); put_u32(p + 4, v >> 32);
 }
 
+/* Bit k of a bitmap of bytes */
+static inline void bitmap_set(unsigned char *bits, uint64_t k)
+{
+	bits[k >> 3] |= 1 << (k & 7);
+}
+
+static inline bool bitmap_test(const unsigned char *bits, uint64_t k)
+{
+	return bits[k >> 3] & (1 << (k & 7));
+}
+
 /*
  * Sort nr records of size bytes by the uint64_t at byte key_off of each, stably: equal
  * keys keep their order.  A radix sort, 16 bits a pass (passes where every key has
