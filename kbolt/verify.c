@@ -42,8 +42,11 @@ void verify_fail(struct verifier *v, uint64_t addr, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	pr_err(v->b->path, "verify: %s: %s", kmeta_addr_str(v->a, addr, where, sizeof(where)),
-	       msg);
+	if (!addr)	/* the image as a whole: address 0 would read as a per-cpu symbol */
+		pr_err(v->b->path, "verify: %s", msg);
+	else
+		pr_err(v->b->path, "verify: %s: %s",
+		       kmeta_addr_str(v->a, addr, where, sizeof(where)), msg);
 }
 
 struct vfunc *vfunc_containing(struct verifier *v, uint64_t addr)
@@ -358,8 +361,11 @@ int verify_run(struct verifier *v, const char *new, const struct verify_report *
 		return 1;
 	}
 	if (v->orc_a_missing || kmeta_orc_read(v->b, &v->orc_b, &v->orc_eb, &nr_orc_b) ||
-	    nr_orc_b != v->nr_orc)
+	    nr_orc_b != v->nr_orc) {
 		verify_fail(v, 0, "the ORC tables are missing or of different sizes");
+		free(v->orc_b);	/* the checks read both tables with v->nr_orc slots */
+		v->orc_b = NULL;
+	}
 	build_sets(&v->sets_b, v->b);
 	find_rewritten(v);
 	verify_walk(v);

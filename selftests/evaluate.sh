@@ -109,4 +109,55 @@ check_eq "split-misses: line misses for a profile is an error" 1 \
 check_match "split-misses: a kernel without symbols is an error that names it" \
 	"^split-misses: $misses: no function symbols" \
 	"$("$SPLIT" "$misses" "$tmp/none.prof" "$misses" 2>&1 >/dev/null)"
+
+# profile-blocks: proc's profile completed with the blocks net runs where proc ran nothing
+BLOCKS=$top/scripts/profile-blocks
+proc=$("$top/scripts/cached-profile" "$VMLINUX_61" proc 2>/dev/null) || proc=/nonexistent
+net=$("$top/scripts/cached-profile" "$VMLINUX_61" net 2>/dev/null) || net=/nonexistent
+check "profile-blocks: proc's and net's profiles recorded" test -s "$proc" -a -s "$net"
+"$BLOCKS" "$VMLINUX_61" "$proc" "$net" > "$tmp/blocks.prof" 2> "$tmp/blocks.err"
+check_eq "profile-blocks: done" "0" "$?"
+check_eq "... the output starts with proc's profile as it is" "$(md5sum < "$proc")" \
+	"$(head -n "$(wc -l < "$proc")" "$tmp/blocks.prof" | md5sum)"
+tail -n +"$(($(wc -l < "$proc") + 1))" "$tmp/blocks.prof" > "$tmp/added"
+# the functions as the script's comment defines them, found here by bisection
+verdict=$(/usr/bin/python3 - "$VMLINUX_61" "$proc" "$net" "$tmp/added" <<'EOF'
+import bisect, subprocess, sys
+syms = []
+for l in subprocess.run(['nm', '-n', '--defined-only', sys.argv[1]], capture_output=True,
+                        text=True).stdout.splitlines():
+    p = l.split()
+    if len(p) == 3:
+        syms.append((int(p[0], 16), p[1] in 'tTwW'))
+addrs = [a for a, _ in syms]
+def owner(a):	# the symbol a starts in, if a function's: at one address, the last one
+    i = bisect.bisect_right(addrs, a) - 1
+    return i if i >= 0 and syms[i][1] else None
+def records(path):
+    return [l.split() for l in open(path) if l[:2] in ('B ', 'F ')]
+ran = {owner(int(r[1], 16)) for r in records(sys.argv[2])}
+want = sorted(' '.join(r[:3] + ['1'] + r[4:]) for r in records(sys.argv[3])
+              if owner(int(r[1], 16)) not in ran | {None})
+added = records(sys.argv[4])
+got = sorted(' '.join(r) for r in added)
+print('ok' if len(added) > 1000 else 'bad', '%d records added' % len(added))
+print('ok' if all(r[3] == '1' for r in added) else 'bad', 'each with the count 1')
+print('ok' if got == want else 'bad',
+      "they are net's records in the functions proc never ran (%d wanted)" % len(want))
+EOF
+)
+while IFS= read -r line; do
+	check_match "profile-blocks: ${line#* }" '^ok ' "$line"
+done <<< "$verdict"
+check_match "... and they agree with the kernel's code" ' 0 disagree' \
+	"$("$top/kbolt/kbolt" check-profile "$VMLINUX_61" "$tmp/blocks.prof" 2>&1)"
+sed 's/^build-id .*/build-id 0123/' "$net" > "$tmp/other.prof"
+check_match "profile-blocks: profiles of two kernels are an error that names them" \
+	"^profile-blocks: $proc and $tmp/other.prof: profiles of different kernels" \
+	"$("$BLOCKS" "$VMLINUX_61" "$proc" "$tmp/other.prof" 2>&1 >/dev/null)"
+check_match "profile-blocks: a kernel without symbols is an error that names it" \
+	"^profile-blocks: $misses: no function symbols" \
+	"$("$BLOCKS" "$misses" "$proc" "$net" 2>&1 >/dev/null)"
+check_eq "profile-blocks: two arguments are a usage error" 2 \
+	"$("$BLOCKS" "$VMLINUX_61" "$proc" >/dev/null 2>&1; echo $?)"
 done_testing

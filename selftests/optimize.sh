@@ -201,6 +201,26 @@ out=$("$KBOLT" verify "$VMLINUX_61" "$tmp/bad" 2>&1); rc=$?
 check_eq "verify rejects an output whose jcc became a jmp (at $where)" 1 "$rc"
 check_match "... and names the old instructions no longer reached" \
 	'verify: tcp_v4_rcv\+0x[0-9a-f]+: old instruction not found in the new code' "$out"
+# ... and one whose ORC table lost its last entry (both sections one entry shorter in
+# their headers): the states are never looked up past the shorter table
+/usr/bin/python3 - "$tmp/r1" "$tmp/bad" <<'EOF'
+import shutil, struct, sys
+from elftools.elf.elffile import ELFFile
+shutil.copyfile(sys.argv[1], sys.argv[2])
+with open(sys.argv[2], 'r+b') as f:
+    e = ELFFile(f)
+    at = {}
+    for i, s in enumerate(e.iter_sections()):
+        if s.name in ('.orc_unwind_ip', '.orc_unwind'):
+            at[s.name] = (e['e_shoff'] + i * e['e_shentsize'] + 32, s['sh_size'])
+    for name, entry in (('.orc_unwind_ip', 4), ('.orc_unwind', 6)):
+        off, size = at[name]
+        f.seek(off)
+        f.write(struct.pack('<Q', size - entry))
+EOF
+out=$("$KBOLT" verify "$VMLINUX_61" "$tmp/bad" 2>&1); rc=$?
+check_eq "verify rejects an output whose ORC table is one entry short" 1 "$rc"
+check_match "... saying so" 'verify: the ORC tables are missing or of different sizes' "$out"
 rm -f "$tmp/bad"
 
 # --- profile layout from a boot-lab profile, in both profile formats ---
