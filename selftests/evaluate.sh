@@ -7,8 +7,12 @@
 # counts, distinct lines and pages consistent with each other; the line misses of the
 # same run (--misses) well formed and adding up to its misses; scripts/split-misses
 # putting each miss in code a profile ran or not, checked with a profile that ran
-# nothing and one that ran only the most missed function.  And the usage errors of the
-# scripts.  The full evaluation (three kernels, several boots each) is not run here.
+# nothing and one that ran only the most missed function; scripts/profile-blocks
+# checked against its definition.  The whole evaluation with its bounds, one boot per
+# kernel: every row has figures, the layouts rank as the knowledge behind them does
+# (both bounds below kbolt's ext-TSP layout, which is below its greedy one and
+# llvm-bolt-19's; greedy below the original), the targets are judged.  And the usage
+# errors of the scripts.
 . "$(dirname "$0")/lib.sh"
 
 EVALUATE=$top/scripts/evaluate
@@ -160,4 +164,34 @@ check_match "profile-blocks: a kernel without symbols is an error that names it"
 	"$("$BLOCKS" "$misses" "$proc" "$net" 2>&1 >/dev/null)"
 check_eq "profile-blocks: two arguments are a usage error" 2 \
 	"$("$BLOCKS" "$VMLINUX_61" "$proc" >/dev/null 2>&1; echo $?)"
+
+# The whole evaluation, once per kernel, with the bounds: every row measured, the
+# layouts in the order the knowledge behind them says, the targets judged
+out=$("$EVALUATE" --runs 1 --bound --out "$tmp/ev" 2>&1); rc=$?
+check_eq "evaluate --runs 1 --bound: done" 0 "$rc"
+rows=$(sed -n '/^kernel  *instructions/,/^$/p' <<< "$out")
+for k in original kbolt "kbolt greedy" llvm-bolt-19 "kbolt on net" "kbolt +blocks"; do
+	re=${k//+/\\+}
+	check_match "... the row of $k has its five figures" \
+		"^$re +([0-9.]+ \\([0-9.]+-[0-9.]+\\) +){4}[0-9]+ \\([0-9]+-[0-9]+\\)\$" \
+		"$(grep -E "^$re  " <<< "$rows")"
+done
+ratio() { sed -n "s|^$1 L1i MPKI / original: \\([0-9.]*\\)\$|\\1|p" <<< "$out"; }
+kb=$(ratio kbolt) gr=$(ratio "kbolt greedy") lb=$(ratio llvm-bolt-19)
+own=$(ratio "kbolt on net") blk=$(ratio "kbolt +blocks")
+check "... ext-TSP $kb < greedy $gr < 1, and below llvm-bolt-19's $lb" \
+	awk "BEGIN { exit !($kb < $gr && $gr < 1 && $kb < $lb) }"
+check "... the bounds below kbolt: net's own profile $own, +blocks $blk < $kb" \
+	awk "BEGIN { exit !($own < $kb && $blk < $kb && $own > 0.5) }"
+check_match "... kbolt's reduction at least 1.5 times llvm-bolt-19's" \
+	"target: kbolt's L1i reduction >= 1.5 x llvm-bolt's: met" "$out"
+check_match "... kbolt's kernel runs no more instructions" \
+	"target: kbolt's kernel instructions <= the original's: met" "$out"
+check_match "... the L1i target judged" "target: kbolt L1i MPKI <= 0.85 of the original's: (met|missed)" \
+	"$out"
+split=$(sed -n '/^kernel  *functions proc ran/,$p' <<< "$out")
+check_match "... the misses split for the original kernel" \
+	'^original +[0-9]+ \([0-9.]+% of all\) +[0-9]+ \([0-9.]+% of all\)$' "$(grep '^original' <<< "$split")"
+check_eq "... and for the five others" 5 \
+	"$(grep -cE '^[a-z].* [0-9]+ \([+-][0-9.]+%\) +[0-9]+ \([+-][0-9.]+%\)$' <<< "$split")"
 done_testing
