@@ -80,8 +80,6 @@ struct func *find_func_containing(struct opt *opt, uint64_t addr)
 	return &opt->funcs[opt->func_span[i].owner];
 }
 
-#define LINE_SHIFT 6
-
 void note_moved_code(struct opt *opt)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
@@ -96,7 +94,7 @@ void note_moved_code(struct opt *opt)
 	}
 	free(opt->moved_lines);
 	opt->moved_base = lo == UINT64_MAX ? 0 : lo;
-	opt->nr_moved_lines = hi > lo ? ((hi - lo) >> LINE_SHIFT) + 1 : 0;
+	opt->nr_moved_lines = hi > lo ? ((hi - lo) >> CACHE_LINE_SHIFT) + 1 : 0;
 	opt->moved_lines = xcalloc(opt->nr_moved_lines / 8 + 1, 1);
 	for (size_t i = 0; i < opt->nr_funcs; i++) {
 		const struct func *f = &opt->funcs[i];
@@ -104,8 +102,8 @@ void note_moved_code(struct opt *opt)
 
 		if (!f->moved || !f->sym->size)
 			continue;
-		first = (f->sym->addr - opt->moved_base) >> LINE_SHIFT;
-		last = (f->sym->addr + f->sym->size - 1 - opt->moved_base) >> LINE_SHIFT;
+		first = (f->sym->addr - opt->moved_base) >> CACHE_LINE_SHIFT;
+		last = (f->sym->addr + f->sym->size - 1 - opt->moved_base) >> CACHE_LINE_SHIFT;
 		for (uint64_t line = first; line <= last; line++)
 			bitmap_set(opt->moved_lines, line);
 	}
@@ -113,7 +111,7 @@ void note_moved_code(struct opt *opt)
 
 struct func *moved_func_containing(struct opt *opt, uint64_t addr)
 {
-	uint64_t line = (addr - opt->moved_base) >> LINE_SHIFT;
+	uint64_t line = (addr - opt->moved_base) >> CACHE_LINE_SHIFT;
 	struct func *f;
 
 	if (opt->moved_lines && (addr < opt->moved_base || line >= opt->nr_moved_lines ||

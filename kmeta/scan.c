@@ -27,13 +27,11 @@ struct range_bits {
 	unsigned char *bits, *lines;
 };
 
-#define LINE_SHIFT 6
-
 static void set_inside(struct range_bits *rb, const struct kmeta_range *r)
 {
 	for (uint64_t a = r->start + 1; a < r->end; a++) {
 		bitmap_set(rb->bits, a - rb->base);
-		bitmap_set(rb->lines, (a - rb->base) >> LINE_SHIFT);
+		bitmap_set(rb->lines, (a - rb->base) >> CACHE_LINE_SHIFT);
 	}
 }
 
@@ -41,7 +39,8 @@ static bool is_inside(const struct range_bits *rb, uint64_t a)
 {
 	uint64_t off = a - rb->base;
 
-	return off < rb->size && bitmap_test(rb->lines, off >> LINE_SHIFT) && bitmap_test(rb->bits, off);
+	return off < rb->size && bitmap_test(rb->lines, off >> CACHE_LINE_SHIFT) &&
+	       bitmap_test(rb->bits, off);
 }
 
 static int32_t s32(const unsigned char *p)
@@ -97,7 +96,7 @@ static int range_bits_init(struct range_bits *rb, const struct kmeta_range *r, s
 	if (rb->size > (1ULL << 33))
 		return -E2BIG;
 	rb->bits = xcalloc(rb->size / 8 + 1, 1);
-	rb->lines = xcalloc((rb->size >> LINE_SHIFT) / 8 + 1, 1);
+	rb->lines = xcalloc((rb->size >> CACHE_LINE_SHIFT) / 8 + 1, 1);
 	for (size_t i = 0; i < nr; i++)
 		set_inside(rb, &r[i]);
 	return 0;

@@ -56,6 +56,9 @@ static inline void put_u64(unsigned char *p, uint64_t v)
 	put_u32(p, v); put_u32(p + 4, v >> 32);
 }
 
+/* 64-byte cache lines: the filters in front of big bitmaps keep a bit per line */
+#define CACHE_LINE_SHIFT 6
+
 /* Bit k of a bitmap of bytes */
 static inline void bitmap_set(unsigned char *bits, uint64_t k)
 {
