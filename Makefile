@@ -61,7 +61,8 @@ KMETA_SRCS := $(addprefix kmeta/, main.c cmd_summary.c cmd_dump.c cmd_check.c cm
 KBOLT_SRCS := $(addprefix kbolt/, main.c profile.c prof_kbolt.c check_profile.c prof_bolt.c profile_match.c)
 # the optimizer's stages, in pipeline order (kbolt/opt.h)
 KBOLT_SRCS += $(addprefix kbolt/, optimize.c decode.c refs.c cfg.c prof_map.c layout.c emit.c \
-	orc_gen.c rewrite.c output.c parallel.c verify.c verify_walk.c verify_meta.c verify_values.c)
+	orc_gen.c rewrite.c output.c parallel.c verify.c verify_walk.c verify_flow.c verify_meta.c \
+	verify_values.c)
 # reports drawn from a profile (heatmap) and counted from a layout (dyno)
 KBOLT_SRCS += $(addprefix kbolt/, heatmap.c heatmap_png.c dyno.c ext_tsp.c)
 # another tool's output made comparable (fix-sites)

@@ -125,6 +125,12 @@ size_t verify_relocs_nr(const struct reloc_checks *rc);
 void verify_relocs_chunk(struct reloc_checks *rc, size_t k);
 void verify_relocs_free(struct reloc_checks *rc);
 
+/*
+ * verify_flow.c: the old instruction p[0..len) certainly never resumes at the next one
+ * (warn: the bug table calls it a WARN); the verifier's own rule, not kmeta's kinds
+ */
+bool verify_insn_never_resumes(const unsigned char *p, unsigned int len, bool warn);
+
 /* verify_values.c: without relocations, no address in data may point into moved code */
 void verify_values(struct verifier *v);
 

@@ -264,8 +264,9 @@ static void step(struct walker *w, struct vfunc *f, uint64_t o, uint64_t n)
 		verify_fail(v, o, "instruction differs from the old one");
 		return;
 	}
-	if (kmeta_insn_ends_flow(&i) && !in_set(&v->sets_a, SITES_WARN, o) && !(i.flags & KIF_INT))
-		return;
+	if (verify_insn_never_resumes(kmeta_bytes_at(v->a, o, i.len), i.len,
+				      in_set(&v->sets_a, SITES_WARN, o)))
+		return;	/* the verifier's own rule: whatever may resume is followed */
 	if (o + i.len < oend)
 		walk_push(w, o + i.len, n + j.len);
 }

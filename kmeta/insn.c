@@ -227,14 +227,33 @@ static bool has_group(const cs_insn *ci, uint8_t group)
 	return false;
 }
 
+/*
+ * How control leaves an instruction, as the kernel uses it (Documentation/design.rst,
+ * "Instructions that end the flow"), where capstone 4.0.2's groups would mislead:
+ * syscall and sysenter are in its INT group, but in a Xen PV guest a syscall from the
+ * kernel is a hypercall that comes back to the next instruction (xen_hypercall_pv):
+ * they fall through.  sysret and sysexit are in its IRET group with iret: all three
+ * leave for another context and never come back to the next one: traps.  ud1 and ud0
+ * fall through (6.12's UBSAN traps resume); ud2 is a trap that a WARN resumes (cfg.c).
+ * hlt and the VM instructions (vmcall, vmlaunch: VMfail falls through) are plain.
+ */
+static bool is_other_context_exit(unsigned int id)
+{
+	return id == X86_INS_IRET || id == X86_INS_IRETD || id == X86_INS_IRETQ ||
+	       id == X86_INS_SYSRET || id == X86_INS_SYSEXIT;
+}
+
 static enum kmeta_insn_kind insn_kind(const cs_insn *ci)
 {
 	const cs_x86 *x = &ci->detail->x86;
 	bool direct = x->op_count == 1 && x->operands[0].type == X86_OP_IMM;
 
+	if (ci->id == X86_INS_SYSCALL || ci->id == X86_INS_SYSENTER)
+		return KI_OTHER;
+	if (is_other_context_exit(ci->id))
+		return KI_TRAP;
 	if (has_group(ci, CS_GRP_RET) || has_group(ci, CS_GRP_IRET))
-		return ci->id == X86_INS_IRET || ci->id == X86_INS_IRETD ||
-		       ci->id == X86_INS_IRETQ ? KI_TRAP : KI_RET;
+		return KI_RET;
 	if (has_group(ci, CS_GRP_CALL))
 		return direct ? KI_CALL : KI_ICALL;
 	if (has_group(ci, CS_GRP_JUMP)) {
@@ -242,9 +261,8 @@ static enum kmeta_insn_kind insn_kind(const cs_insn *ci)
 			return direct ? KI_JMP : KI_IJMP;
 		return KI_JCC;
 	}
-	if (has_group(ci, CS_GRP_INT) || ci->id == X86_INS_UD2 ||
-	    ci->id == X86_INS_SYSCALL || ci->id == X86_INS_SYSRET)
-		return KI_TRAP;
+	if (has_group(ci, CS_GRP_INT) || ci->id == X86_INS_UD2)
+		return KI_TRAP;	/* int3, int n, int1 resume: KIF_INT */
 	return KI_OTHER;
 }
 

@@ -239,7 +239,7 @@ enum kmeta_insn_kind {
 	KI_RET,
 	KI_IJMP,	/* indirect jump */
 	KI_ICALL,	/* indirect call */
-	KI_TRAP,	/* int3, int n, ud2, syscall, sysret, iret: no fall-through edge */
+	KI_TRAP,	/* int3, int n, int1 (KIF_INT), ud2, iret, sysret, sysexit */
 };
 
 enum kmeta_insn_flags {

@@ -19,7 +19,7 @@ _tap_pass=0
 _tap_fail=0
 _tap_skip=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbolt-test.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
 
 ok() {		# ok DESCRIPTION
 	_tap_n=$((_tap_n + 1)); _tap_pass=$((_tap_pass + 1))
