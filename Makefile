@@ -58,17 +58,23 @@ KMETA_LIB_SRCS := $(addprefix kmeta/, util.c image.c elf.c sym.c reloc.c version
 	addr_index.c pages.c padding.c) $(wildcard kmeta/tables/*.c)
 KMETA_SRCS := $(addprefix kmeta/, main.c cmd_summary.c cmd_dump.c cmd_check.c cmd_diff.c)
 
-KBOLT_SRCS := $(addprefix kbolt/, main.c profile.c prof_kbolt.c check_profile.c prof_bolt.c profile_match.c)
-# the optimizer's stages, in pipeline order (kbolt/opt.h)
-KBOLT_SRCS += $(addprefix kbolt/, optimize.c decode.c refs.c cfg.c prof_map.c layout.c emit.c \
-	orc_gen.c rewrite.c output.c parallel.c verify.c verify_walk.c verify_flow.c verify_meta.c \
-	verify_values.c)
-# reports drawn from a profile (heatmap) and counted from a layout (dyno)
-KBOLT_SRCS += $(addprefix kbolt/, heatmap.c heatmap_png.c dyno.c ext_tsp.c)
-# another tool's output made comparable (fix-sites)
-KBOLT_SRCS += kbolt/fix_sites.c
+# kbolt's library, one folder a stage (Documentation/design.rst, "The source tree"):
+# lib/ generic helpers; profile/ the formats; model/ the optimizer's model; pass/ its
+# passes in pipeline order (kbolt/pass/optimize.c is their table of contents);
+# verify/ the proof, which knows kmeta and lib/ only; report/ what is drawn or
+# counted from a profile or a layout, and other tools' outputs mended
+KBOLT_LIB_SRCS := $(addprefix kbolt/lib/, parallel.c output.c)
+KBOLT_LIB_SRCS += $(addprefix kbolt/profile/, profile.c prof_kbolt.c prof_bolt.c \
+	profile_match.c check_profile.c)
+KBOLT_LIB_SRCS += $(addprefix kbolt/model/, func.c)
+KBOLT_LIB_SRCS += $(addprefix kbolt/pass/, optimize.c decode.c refs.c cfg.c prof_map.c layout.c \
+	ext_tsp.c emit.c orc_gen.c rewrite.c)
+KBOLT_LIB_SRCS += $(addprefix kbolt/verify/, verify.c model.c walk.c flow.c meta.c values.c)
+KBOLT_LIB_SRCS += $(addprefix kbolt/report/, heatmap.c heatmap_png.c dyno.c fix_sites.c)
+KBOLT_SRCS := kbolt/main.c
 
 KMETA_LIB := $(OUT)/libkmeta.a
+KBOLT_LIB := $(OUT)/libkbolt.a
 KBOLT_BIN := $(OUT)/kbolt/kbolt
 KMETA_BIN := $(OUT)/kmeta/kmeta
 MAN_PAGES := $(OUT)/man/kmeta.1 $(OUT)/man/kbolt.1
@@ -108,11 +114,26 @@ $(KMETA_LIB): $(KMETA_LIB_SRCS:%.c=$(OUT)/%.o)
 	$(quiet) AR $@
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(KBOLT_LIB): $(KBOLT_LIB_SRCS:%.c=$(OUT)/%.o)
+	$(quiet) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# The rule that matters most: the proof knows the images, never the optimizer.  Checked
+# on what the compiler read (its dependency file), so an indirect include counts too.
+$(OUT)/kbolt/verify/%.o: kbolt/verify/%.c
+	$(quiet) CC $@
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+	$(Q)bad=$$(grep -Eo '[^ ]*/(model|pass|profile|report)/[^ :]*' $(@:.o=.d) | head -n 1); \
+	if [ -n "$$bad" ]; then \
+		echo "$<: includes $$bad: kbolt/verify/ may use only kmeta/ and kbolt/lib/" >&2; \
+		rm -f $@; exit 1; fi
+
 $(KMETA_BIN): $(KMETA_SRCS:%.c=$(OUT)/%.o) $(KMETA_LIB)
 	$(quiet) LINK $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(KBOLT_BIN): $(KBOLT_SRCS:%.c=$(OUT)/%.o) $(KMETA_LIB)
+$(KBOLT_BIN): $(KBOLT_SRCS:%.c=$(OUT)/%.o) $(KBOLT_LIB) $(KMETA_LIB)
 	$(quiet) LINK $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
@@ -125,10 +146,10 @@ $(OUT)/man/%.1: Documentation/%.rst
 
 UNIT_TESTS := $(patsubst %.c,$(OUT)/%,$(wildcard selftests/unit/*.c))
 
-$(OUT)/selftests/unit/%: selftests/unit/%.c $(KMETA_LIB)
+$(OUT)/selftests/unit/%: selftests/unit/%.c $(KBOLT_LIB) $(KMETA_LIB)
 	$(quiet) CC $@
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(KMETA_LIB) $(PKG_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(KBOLT_LIB) $(KMETA_LIB) $(PKG_LIBS) -lm
 
 check: all $(UNIT_TESTS)
 	$(Q)KMETA=$(KMETA_BIN) KBOLT=$(KBOLT_BIN) OUT=$(OUT) selftests/run

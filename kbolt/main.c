@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kbolt: the optimizer's command front end: optimize (optimize.c) and verify
- * (verify.c), check-profile, which validates a profile against the kernel it claims to
+ * kbolt: the optimizer's command front end: optimize (pass/optimize.c) and verify
+ * (verify/verify.c), check-profile, which validates a profile against the kernel it claims to
  * describe, and profile-to-bolt, which writes a profile for llvm-bolt.  Options are
  * validated in one place (each command says which it takes) and commands accept unique
- * prefixes, as in kmeta.  heatmap (heatmap.c) draws where the profile's code lies;
- * fix-sites (fix_sites.c) repairs the site lists of another tool's output.
+ * prefixes, as in kmeta.  heatmap (report/heatmap.c) draws where the profile's code lies;
+ * fix-sites (report/fix_sites.c) repairs the site lists of another tool's output.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,13 +18,14 @@
 #include "../kmeta/json.h"
 #include "../kmeta/kmeta.h"
 #include "../kmeta/util.h"
-#include "check_profile.h"
-#include "fix_sites.h"
-#include "heatmap.h"
-#include "optimize.h"
-#include "profile.h"
-#include "profile_match.h"
-#include "verify.h"
+#include "pass/optimize.h"
+#include "profile/check_profile.h"
+#include "profile/profile.h"
+#include "profile/profile_match.h"
+#include "report/fix_sites.h"
+#include "report/heatmap.h"
+#include "verify/verify.h"
+#include "version.h"
 
 struct kbolt_opts {
 	bool json, pretty, force;

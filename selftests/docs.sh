@@ -9,11 +9,11 @@
 # warnings.  The checker first proves on doctored copies of its inputs that it can fail.
 #
 # The same for kbolt: every option and command of "kbolt --help" is in kbolt.rst, every
-# message of kbolt/*.c (pr_err, pr_warn and printf formats, the problems the verifier
+# message of kbolt/*/*.c (pr_err, pr_warn and printf formats, the problems the verifier
 # reports through verify_fail(), the literal strings passed to them, the reasons
 # check-profile gives) is in its DIAGNOSTICS, the JSON members
 # check-profile prints are documented, kbolt.rst renders as a section 1 man page.  The
-# QEMU plugin's profile kinds are the first of kbolt/profile.c's, and all are described
+# QEMU plugin's profile kinds are the first of kbolt/profile/profile.c's, and all are described
 # in profile-format.rst with the lines the plugin writes.  And for the boot lab: every
 # option of "scripts/vmtest --help", its usage lines, every message of scripts/vmtest and
 # of the plugin, every workload and each of its tests are in Documentation/lab.rst; the
@@ -32,7 +32,7 @@ case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 kbolt_rst=$top/Documentation/kbolt.rst
 format_rst=$top/Documentation/profile-format.rst
 lab_rst=$top/Documentation/lab.rst
-kbolt_sources=("$top"/kbolt/*.[ch])	# not kbolt/record/: the plugin runs inside QEMU
+kbolt_sources=("$top"/kbolt/*.[ch] "$top"/kbolt/{lib,profile,model,pass,verify,report}/*.[ch])	# not kbolt/record/: the plugin runs inside QEMU
 plugin_source=$top/kbolt/record/qemu_plugin.c
 eval_rst=$top/Documentation/evaluate.rst
 
@@ -447,7 +447,7 @@ def check_kinds(format_rst, top, reader, plugin):
     text = open(format_rst).read()
     rk, pk = kind_names(reader), kind_names(plugin)
     out(len(pk) > 0 and rk[:len(pk)] == pk, 'the plugin writes the kinds kbolt reads, in its order',
-        'kbolt/profile.c: %s; plugin: %s' % (' '.join(rk), ' '.join(pk)))
+        'kbolt/profile/profile.c: %s; plugin: %s' % (' '.join(rk), ' '.join(pk)))
     for k in rk:
         out(re.search(r'^\s*\* - ``%s``' % re.escape(k), text, re.M) is not None,
             'profile-format.rst describes the kind %s' % k,
@@ -694,7 +694,7 @@ else
 		"rst2pseudoxml is not installed (apt-get install python3-docutils)"
 fi
 
-# kbolt: its man page (Documentation/kbolt.rst) against "kbolt --help" and kbolt/*.c
+# kbolt: its man page (Documentation/kbolt.rst) against "kbolt --help" and kbolt/*/*.c
 kbolt_help=$tmp/kbolt-help.txt
 if [ -n "${KBOLT_HELP:-}" ]; then
 	cp "$KBOLT_HELP" "$kbolt_help"
@@ -731,8 +731,8 @@ expect_fail "a problem verify_fail() reports must be in DIAGNOSTICS" 'frobbed' m
 run_checker "kbolt messages" messages "$kbolt_rst" "$top" --funcs=printf,verify_fail:2 \
 	--arg-literals "${kbolt_sources[@]}"
 run_checker "check-profile reasons" literals "$kbolt_rst" "$top" "reasons check-profile gives" \
-	"$top/kbolt/check_profile.c"
-run_checker "profile kinds" kinds "$format_rst" "$top" "$top/kbolt/profile.c" "$plugin_source"
+	"$top/kbolt/profile/check_profile.c"
+run_checker "profile kinds" kinds "$format_rst" "$top" "$top/kbolt/profile/profile.c" "$plugin_source"
 
 # The JSON members check-profile prints, on a profile of one record outside the image
 if [ "$have_kernels" = 1 ] && [ -x "$KBOLT" ]; then

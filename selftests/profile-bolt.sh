@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# BOLT's pre-aggregated profiles (kbolt/prof_bolt.c) and the one place that decides
-# whether a profile is of a kernel (kbolt/profile_match.c), on a small vmlinux assembled
+# BOLT's pre-aggregated profiles (kbolt/profile/prof_bolt.c) and the one place that decides
+# whether a profile is of a kernel (kbolt/profile/profile_match.c), on a small vmlinux assembled
 # here whose instructions are named by labels: a hand-made BOLT profile agrees with its
 # code; kbolt -> BOLT -> kbolt gives the same edges but the interrupts; F ranges are
 # checked instruction by instruction; a profile whose addresses miss the instructions is

@@ -30,8 +30,8 @@
  */
 #include <inttypes.h>
 
-#include "plugin.h"
 #include "fetch_sim.h"
+#include "plugin.h"
 
 /* The simulated range: the kernel image and modules, the upper 2 GiB */
 #define EVAL_MIN	0xffffffff80000000ULL

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of kbolt's parallel loop (kbolt/parallel.c): every item runs exactly
+ * Unit tests of kbolt's parallel loop (kbolt/lib/parallel.c): every item runs exactly
  * once, on a worker numbered below the thread count, for counts around the chunk
  * size; no item runs for an empty loop; KBOLT_THREADS sets the thread count.  TAP
  * output.
  */
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
-#include "../../kbolt/parallel.c"
+#include "../../kbolt/lib/parallel.h"
+#include "../../kmeta/util.h"
 #include "tap.h"
 
 #define THREADS	3

@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbolt optimize: the pipeline, as a table of contents.
+ *
+ *   open the image, read the profile and check it is this kernel's
+ *   orc_read        the old ORC table: states for every old address
+ *   init_funcs      functions, aliases, skips for options, areas, symbols
+ *   weigh_funcs     profile weight per function
+ *   decode_funcs    ops of every function (lite: of those with weight, and of the code
+ *                   that may point into them); skips for bad bytes
+ *   collect_refs    references into bodies (needs every function decoded)
+ *   build_cfg       blocks (needs the references: they make leaders)
+ *   apply_profile   weights onto blocks (needs the blocks)
+ *   layout_func     an order per function, planned by emit (needs the weights)
+ *   orc_fit_budget  functions whose ORC would overflow the table keep their code
+ *   rewrite_image   code, tables, relocations, ORC (needs the final set of moves)
+ *   output          a temporary file, verified against the input, then renamed
+ *
+ * verify_prepare() reads what the proof needs of the input in a second thread while
+ * the output is written (mostly the kernel's work, copying): the proof shares no
+ * memory with the optimizer, and the optimizer's model is freed before, so that the
+ * two never hold their memory at once.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../../kmeta/json.h"
+#include "../../kmeta/util.h"
+#include "../lib/output.h"
+#include "../lib/parallel.h"
+#include "../model/opt.h"
+#include "../profile/profile_match.h"
+#include "../report/dyno.h"
+#include "../verify/verify.h"
+#include "../version.h"
+#include "optimize.h"
+
+struct opt_stats {
+	size_t funcs, multi_block, moved, moved_multi, unchanged;
+	size_t multi_safe;	/* multi-block functions kbolt proved it can rewrite */
+	size_t not_analysed;	/* lite: no weight, and nothing of them matters */
+	size_t skips[SKIP_NR];
+	uint64_t skip_weight[SKIP_NR];
+	uint64_t moved_weight, unchanged_weight, total_weight;
+	size_t added_jmps, elided_jmps, inverted, widened_jl;
+	size_t grown, grown_bytes;	/* functions whose new code runs into their padding */
+	size_t orc_entries;
+	bool no_relocs;
+	struct dyno_stats dyno;	/* with a profile */
+};
+
+static int open_inputs(struct opt *opt, const char *in)
+{
+	opt->img = kmeta_open(in);
+	if (!opt->img)
+		return -EINVAL;
+	if (opt->img->is_module) {
+		pr_err(in, "a module: kbolt rewrites a linked vmlinux");
+		return -EINVAL;
+	}
+	if (!opt->img->nr_funcs) {
+		pr_err(in, "no function symbols (stripped?): kbolt needs the vmlinux with its "
+		       "symbol table");
+		return -EINVAL;
+	}
+	opt->no_relocs = !kmeta_find_sec_by_name(opt->img, ".rela.text");
+	kmeta_claim_padding(opt->img);	/* room to grow into; verify claims the same */
+	if (!opt->o->profile)
+		return 0;
+	opt->prof = prof_read(opt->o->profile);
+	if (!opt->prof || profile_match(opt->img, opt->prof, opt->o->force))
+		return -EINVAL;
+	return 0;
+}
+
+/* Each function's blocks: each touches only its function, and reads the image */
+static void cfg_item(void *arg, size_t i, unsigned int worker)
+{
+	struct opt *opt = arg;
+
+	if (opt->funcs[i].decoded)
+		build_cfg(opt, &opt->funcs[i]);
+}
+
+static void choose_layout(void *arg, size_t i, unsigned int worker)
+{
+	struct opt *opt = arg;
+	struct func *f = &opt->funcs[i];
+	int err;
+
+	if (!is_rewritable(f) || !f->nr_bbs)
+		return;
+	err = layout_func(opt, f);
+	if (err == -ENOSPC)
+		skip_func(opt, f, SKIP_NO_FIT, f->sym->addr);
+	if (err)
+		return;
+	f->moved = true;
+	orc_count_func(opt, f);
+}
+
+/* Decide each function's layout (emit plans it): each touches only its function */
+static void choose_layouts(struct opt *opt)
+{
+	parallel_for(opt->nr_funcs, choose_layout, opt);
+}
+
+/* Does f's new code run past its ELF end, into the padding after it? */
+static void count_growth(const struct func *f, struct opt_stats *s)
+{
+	uint64_t end = emitted_size(f), body = kmeta_elf_size(f->sym);
+
+	if (end > body) {
+		s->grown++;
+		s->grown_bytes += end - body;
+	}
+}
+
+static void count_items(const struct func *f, struct opt_stats *s)
+{
+	for (uint32_t k = 0; k < f->nr_items; k++) {
+		const struct item *it = &f->items[k];
+		const struct op *op = &f->ops[it->op];
+
+		if (it->added)
+			s->added_jmps++;
+		else if (it->type == ITEM_JCC && f->bbs[it->bb].taken != it->target_bb)
+			s->inverted++;
+		else if (it->type == ITEM_JL && it->size != op->len)
+			s->widened_jl++;
+	}
+	for (uint32_t b = 0; b < f->nr_bbs; b++) {
+		const struct bb *bb = &f->bbs[b];
+		bool emitted = false;
+
+		if (bb->term != TERM_JMP || bb->drop)
+			continue;
+		for (uint32_t k = 0; k < f->nr_items && !emitted; k++)
+			emitted = f->items[k].bb == b && f->items[k].type == ITEM_JMP &&
+				  !f->items[k].added;
+		s->elided_jmps += !emitted;
+	}
+}
+
+static void gather_stats(struct opt *opt, struct opt_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->total_weight = opt->total_weight;
+	s->no_relocs = opt->no_relocs;
+	for (size_t i = 0; i < opt->nr_funcs; i++) {
+		const struct func *f = &opt->funcs[i];
+		bool multi = nr_body_bbs(f) >= 2;
+
+		if (f->alias || f->pad)
+			continue;
+		s->funcs++;
+		s->multi_block += multi;
+		s->multi_safe += multi && (f->skip == SKIP_NONE || f->skip == SKIP_NO_FIT ||
+					   f->skip == SKIP_ORC_BUDGET);
+		if (!f->decoded && f->skip == SKIP_NONE) {
+			s->not_analysed++;
+			continue;
+		}
+		if (f->moved) {
+			s->moved++;
+			s->moved_multi += multi;
+			s->moved_weight += f->weight;
+			s->orc_entries += f->orc_new;
+			count_items(f, s);
+			count_growth(f, s);
+		} else if (f->skip == SKIP_NONE) {
+			s->unchanged++;
+			s->unchanged_weight += f->weight;
+		} else {
+			s->skips[f->skip]++;
+			s->skip_weight[f->skip] += f->weight;
+		}
+	}
+	dyno_gather(opt, &s->dyno);
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0.0;
+}
+
+static void print_stats_text(const struct opt_stats *s, bool have_profile)
+{
+	printf("functions: %zu, %zu with two or more blocks, of which %zu (%.1f%%) proven safe "
+	       "to rewrite\n", s->funcs, s->multi_block, s->multi_safe,
+	       pct(s->multi_safe, s->multi_block));
+	printf("  rewritten with a new layout: %zu (%.1f%% of those with two or more blocks)\n",
+	       s->moved, pct(s->moved_multi, s->multi_block));
+	printf("  kept as they were, proven safe: %zu (one block, or no better layout)\n",
+	       s->unchanged);
+	if (s->not_analysed)
+		printf("  kept as they were, not analysed: %zu (no profile weight)\n",
+		       s->not_analysed);
+	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++) {
+		if (!s->skips[r] || r == SKIP_PADDING)
+			continue;
+		printf("  skipped, %s: %zu", skip_reason_name(r), s->skips[r]);
+		if (have_profile)
+			printf(" (%.2f%% of profile weight)", pct(s->skip_weight[r], s->total_weight));
+		printf("\n");
+	}
+	if (have_profile)
+		printf("profile weight: %.2f%% in rewritten functions, %.2f%% in functions kept "
+		       "as they were\n", pct(s->moved_weight, s->total_weight),
+		       pct(s->unchanged_weight, s->total_weight));
+	printf("branches: %zu jmps added, %zu jmps removed, %zu jccs inverted, %zu jump-label "
+	       "sites widened to 5 bytes\n", s->added_jmps, s->elided_jmps, s->inverted,
+	       s->widened_jl);
+	printf("padding: %zu functions grew into the alignment padding after them, %zu bytes "
+	       "in all\n", s->grown, s->grown_bytes);
+	if (s->no_relocs)
+		printf("relocations: none: addresses in data and immediates found by reading "
+		       "every loaded byte as one, %zu functions left alone for a value that may "
+		       "point inside\n", s->skips[SKIP_DATA_VALUE]);
+	if (have_profile)
+		dyno_print_text(&s->dyno);
+}
+
+static void print_stats_json(const struct opt_stats *s, bool pretty)
+{
+	struct json j;
+
+	json_init(&j, stdout, pretty);
+	json_obj_open(&j);
+	json_key(&j, "functions");
+	json_u64(&j, s->funcs);
+	json_key(&j, "multi_block");
+	json_u64(&j, s->multi_block);
+	json_key(&j, "multi_block_safe");
+	json_u64(&j, s->multi_safe);
+	json_key(&j, "rewritten");
+	json_u64(&j, s->moved);
+	json_key(&j, "rewritten_multi_block");
+	json_u64(&j, s->moved_multi);
+	json_key(&j, "kept");
+	json_u64(&j, s->unchanged);
+	json_key(&j, "not_analysed");
+	json_u64(&j, s->not_analysed);
+	json_key(&j, "skipped");
+	json_obj_open(&j);
+	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++) {
+		if (r == SKIP_PADDING)
+			continue;
+		json_key(&j, skip_reason_name(r));
+		json_obj_open(&j);
+		json_key(&j, "functions");
+		json_u64(&j, s->skips[r]);
+		json_key(&j, "weight");
+		json_u64(&j, s->skip_weight[r]);
+		json_obj_close(&j);
+	}
+	json_obj_close(&j);
+	json_key(&j, "profile_weight");
+	json_u64(&j, s->total_weight);
+	json_key(&j, "rewritten_weight");
+	json_u64(&j, s->moved_weight);
+	json_key(&j, "kept_weight");
+	json_u64(&j, s->unchanged_weight);
+	json_key(&j, "relocations");
+	json_bool(&j, !s->no_relocs);
+	json_key(&j, "padding_functions");
+	json_u64(&j, s->grown);
+	json_key(&j, "padding_bytes");
+	json_u64(&j, s->grown_bytes);
+	json_key(&j, "jmps_added");
+	json_u64(&j, s->added_jmps);
+	json_key(&j, "jmps_removed");
+	json_u64(&j, s->elided_jmps);
+	json_key(&j, "jccs_inverted");
+	json_u64(&j, s->inverted);
+	json_key(&j, "jump_labels_widened");
+	json_u64(&j, s->widened_jl);
+	if (s->total_weight) {
+		json_key(&j, "dyno_stats");
+		dyno_print_json(&s->dyno, &j);
+	}
+	json_obj_close(&j);
+	json_end(&j);
+}
+
+/* What the note records: enough to redo the run */
+static char *make_record(const struct opt_options *o, uint64_t prof_digest)
+{
+	const char *layout = o->layout == LAYOUT_RANDOM ? "random" :
+			     o->layout == LAYOUT_GREEDY ? "greedy" : "profile";
+	char *funcs = xstrdup(""), *s;
+
+	for (size_t i = 0; i < o->nr_funcs; i++) {
+		s = xasprintf("%s --funcs %s", funcs, o->funcs[i]);
+		free(funcs);
+		funcs = s;
+	}
+	for (size_t i = 0; i < o->nr_skip_funcs; i++) {
+		s = xasprintf("%s --skip-funcs %s", funcs, o->skip_funcs[i]);
+		free(funcs);
+		funcs = s;
+	}
+	s = xasprintf("kbolt %s; options: --layout %s --seed %" PRIu64 "%s%s; profile: %016" PRIx64,
+		      KBOLT_VERSION_STRING, layout, o->seed, funcs,
+		      o->strip_debug ? " --strip-debug" : "", prof_digest);
+	free(funcs);
+	return s;
+}
+
+static void debug_dump(struct opt *opt)
+{
+	const char *name = getenv("KBOLT_DEBUG_FUNC");
+
+	for (size_t i = 0; getenv("KBOLT_DEBUG_SKIPS") && i < opt->nr_funcs; i++) {
+		struct func *f = &opt->funcs[i];
+		char at[KMETA_ADDR_STR_SIZE];
+
+		if (f->skip && f->weight)
+			fprintf(stderr, "skip %-50s %10" PRIu64 " %s at %s\n", f->sym->name,
+				f->weight, skip_reason_name(f->skip),
+				kmeta_addr_str(opt->img, f->skip_addr, at, sizeof(at)));
+	}
+
+	for (size_t i = 0; name && i < opt->nr_funcs; i++) {
+		struct func *f = &opt->funcs[i];
+
+		if (strcmp(f->sym->name, name))
+			continue;
+		fprintf(stderr, "%s: %s, %u ops, %u blocks\n", name,
+			f->moved ? "moved" : f->skip ? skip_reason_name(f->skip) : "kept",
+			f->nr_ops, f->nr_bbs);
+		for (uint32_t b = 0; b < f->nr_bbs; b++)
+			fprintf(stderr, "  bb%u +0x%x nr %u taken %d fall %d term %d drop %d new +0x%x\n",
+				b, f->ops[f->bbs[b].first].off, f->bbs[b].nr, f->bbs[b].taken,
+				f->bbs[b].fall, f->bbs[b].term, f->bbs[b].drop, f->bbs[b].new_off);
+		for (uint32_t k = 0; k < f->nr_ops; k++)
+			fprintf(stderr, "  op +0x%x len %u kind %u flags 0x%x iflags 0x%x new +0x%x\n",
+				f->ops[k].off, f->ops[k].len, f->ops[k].kind, f->ops[k].flags,
+				f->ops[k].insn_flags, f->ops[k].new_off);
+	}
+}
+
+static int run_pipeline(struct opt *opt)
+{
+	opt->lite = opt->o->layout != LAYOUT_RANDOM;	/* profile layouts */
+	if (orc_read(opt))
+		return -EINVAL;
+	init_funcs(opt);
+	weigh_funcs(opt);	/* lite mode decodes by weight */
+	if (decode_funcs(opt))
+		return -EINVAL;
+	kmeta_release_image(opt->img);	/* the scan read all code */
+	if (collect_refs(opt))
+		return -EINVAL;
+	kmeta_release_image(opt->img);	/* and this every relocation */
+	parallel_for(opt->nr_funcs, cfg_item, opt);
+	apply_profile(opt);
+	choose_layouts(opt);
+	orc_fit_budget(opt);
+	debug_dump(opt);
+	return rewrite_image(opt);
+}
+
+/* All but the image, which the output is written from */
+static void opt_free_model(struct opt *opt)
+{
+	for (size_t i = 0; opt->funcs && i < opt->nr_funcs; i++) {
+		struct func *f = &opt->funcs[i];
+
+		free(f->ops);
+		free(f->bbs);
+		free(f->fixes);
+		free(f->order);
+		free(f->items);
+		free(f->code);
+	}
+	free(opt->funcs);
+	free(opt->func_span);
+	free(opt->moved_lines);
+	free(opt->orc_ips);
+	free(opt->extra.insns);
+	prof_free(opt->prof);
+	*opt = (struct opt){ .img = opt->img, .o = opt->o };
+}
+
+struct preparation {
+	const char *in;
+	struct verifier *v;
+	pthread_t thread;
+	bool started;
+};
+
+static void *prepare_verify(void *arg)
+{
+	struct preparation *p = arg;
+
+	p->v = verify_prepare(p->in);
+	return NULL;
+}
+
+static void start_preparation(struct preparation *p, const char *in)
+{
+	p->in = in;
+	p->started = !pthread_create(&p->thread, NULL, prepare_verify, p);
+}
+
+/* The prepared verifier, made here if no thread could; NULL after an error (said) */
+static struct verifier *finish_preparation(struct preparation *p)
+{
+	if (p->started)
+		pthread_join(p->thread, NULL);
+	else
+		p->v = verify_prepare(p->in);
+	return p->v;
+}
+
+int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
+		   const struct optimize_report *rep)
+{
+	struct preparation prep = { 0 };
+	struct verifier *v;
+	struct opt opt = { .o = o };
+	struct opt_stats s;
+	uint64_t prof_digest = 0;
+	bool have_profile = o->profile;
+	struct stat st;
+	char *record = NULL, *tmp = NULL;
+	int err;
+
+	err = output_check_dir(out);
+	if (!err)
+		err = open_inputs(&opt, in);
+	if (!err && o->profile)
+		err = digest_file(o->profile, &prof_digest);
+	if (!err)
+		err = run_pipeline(&opt);
+	gather_stats(&opt, &s);
+	opt_free_model(&opt);	/* the proof needs room: only the image is left */
+	malloc_trim(0);
+	if (!err) {
+		start_preparation(&prep, in);	/* beside the writing, mostly the kernel's */
+		record = make_record(o, prof_digest);
+		err = stat(in, &st) ? -errno : 0;
+	}
+	if (!err)
+		err = output_write_temp(opt.img, out, record, st.st_mode, o->strip_debug, &tmp);
+	kmeta_close(opt.img);	/* verify opens the output afresh */
+	malloc_trim(0);
+	v = prep.in ? finish_preparation(&prep) : NULL;
+	if (!err)
+		err = v ? verify_run(v, tmp, &(struct verify_report){ .quiet = true }) : 1;
+	else
+		verifier_free(v);
+	if (tmp)
+		err = output_finish(tmp, out, err);
+	if (!err && s.no_relocs)
+		pr_info(in, "no relocations: the output cannot be made into a KASLR bzImage "
+			"(run kbolt on the vmlinux before the build strips its .rela sections)");
+	if (!err && rep->stats) {
+		if (rep->json)
+			print_stats_json(&s, rep->pretty);
+		else
+			print_stats_text(&s, have_profile);
+	}
+	free(record);
+	free(tmp);
+	return err ? 1 : 0;
+}

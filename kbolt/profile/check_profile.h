@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KBOLT_CHECK_PROFILE_H
+#define KBOLT_CHECK_PROFILE_H
+
+#include "../../kmeta/kmeta.h"
+#include "profile.h"
+
+struct profile_check {
+	size_t records;
+	size_t by_kind[PK_NR];
+	size_t agree;		/* the decoding confirms them */
+	size_t patched;		/* from a site the kernel rewrites at boot */
+	size_t outside;		/* an end outside the image's code */
+	size_t disagree;
+	uint64_t weight, disagree_weight;
+};
+
+/*
+ * Sites the kernel rewrites at boot, where what ran is not what the file holds: every
+ * range, sorted (they may overlap), malloc'ed into *out.  0, or -1 after reporting.
+ */
+int profile_patched_ranges(struct kmeta_image *img, struct kmeta_range **out, size_t *nr);
+/* addr lies in one of the nr sorted ranges r */
+bool profile_is_patched(const struct kmeta_range *r, size_t nr, uint64_t addr);
+
+/* Check every edge of p against img; report() is called for each disagreement. */
+int profile_check(struct kmeta_image *img, const struct prof *p, struct profile_check *res,
+		  void (*report)(struct kmeta_image *img, const struct prof_edge *e,
+				 const char *why, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbolt's own profile format (Documentation/profile-format.rst), as the QEMU plugin
+ * (record/qemu_plugin.c) writes it:
+ *
+ *   # comment
+ *   kbolt-profile 1
+ *   build-id HEX | -
+ *   release RELEASE | -
+ *   recorder NAME
+ *   B FROM TO COUNT KIND      taken transfer, hex addresses, decimal count,
+ *                             KIND jcc|jmp|call|ret|ijmp|icall|int|other
+ *   F FROM TO COUNT           fall-through from the instruction at FROM to TO
+ *
+ * Every line ends in a newline: a last line without one is a truncated file.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../kmeta/util.h"
+#include "profile.h"
+
+static bool kbolt_probe(const char *first_line)
+{
+	return !strncmp(first_line, "# kbolt profile", 15) || !strncmp(first_line, "kbolt-profile ", 14);
+}
+
+static int parse_header(struct prof *p, const char *line)
+{
+	char key[32], val[64];
+
+	if (sscanf(line, "%31s %63s", key, val) != 2)
+		return -EINVAL;
+	if (!strcmp(key, "kbolt-profile"))
+		return strcmp(val, "1") ? -EPROTO : 0;
+	if (!strcmp(key, "build-id"))
+		snprintf(p->build_id, sizeof(p->build_id), "%s", strcmp(val, "-") ? val : "");
+	else if (!strcmp(key, "release"))
+		snprintf(p->release, sizeof(p->release), "%s", strcmp(val, "-") ? val : "");
+	else if (!strcmp(key, "recorder"))
+		snprintf(p->recorder, sizeof(p->recorder), "%s", val);
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_record(struct prof *p, const char *line)
+{
+	uint64_t from, to, count;
+	char kind[16], extra;
+	int k;
+
+	if (line[0] == 'F' && sscanf(line, "F %" SCNx64 " %" SCNx64 " %" SCNu64 " %c",
+				     &from, &to, &count, &extra) == 3) {
+		prof_add_edge(p, from, to, count, PK_FALLTHROUGH);
+		return 0;
+	}
+	if (line[0] != 'B' || sscanf(line, "B %" SCNx64 " %" SCNx64 " %" SCNu64 " %15s %c",
+				     &from, &to, &count, kind, &extra) != 4)
+		return -EINVAL;
+	k = prof_kind_from_name(kind);
+	if (k <= PK_FALLTHROUGH)
+		return -EINVAL;
+	prof_add_edge(p, from, to, count, k);
+	return 0;
+}
+
+static int kbolt_read(struct prof *p, FILE *f)
+{
+	char line[512];
+	bool seen_version = false;
+	size_t lineno = 0;
+	int err;
+
+	while ((err = prof_read_line(p, f, line, sizeof(line), &lineno)) > 0) {
+		if (line[0] == '#' || line[0] == '\0')
+			continue;
+		if (line[0] == 'B' || line[0] == 'F')
+			err = seen_version ? parse_record(p, line) : -EINVAL;
+		else
+			err = parse_header(p, line);
+		if (!err && !strncmp(line, "kbolt-profile", 13))
+			seen_version = true;
+		if (err) {
+			pr_err(p->path, "line %zu: %s: %s", lineno,
+			       err == -EPROTO ? "unsupported format version" : "malformed", line);
+			return err;
+		}
+	}
+	if (err)
+		return err;
+	if (!seen_version) {
+		pr_err(p->path, "no 'kbolt-profile 1' line: not a kbolt profile");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+const struct prof_format prof_format_kbolt = {
+	.name = "kbolt",
+	.probe = kbolt_probe,
+	.read = kbolt_read,
+};

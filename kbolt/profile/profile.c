@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reading a profile: pick the format by its first line, let the format's reader fill
+ * the edge list.  Both formats are text, one item a line, read by prof_read_line().
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../kmeta/util.h"
+#include "profile.h"
+
+static const struct prof_format *const formats[] = {
+	&prof_format_kbolt,
+	&prof_format_bolt,	/* after kbolt's: a kbolt profile starts with its header */
+};
+
+static const char *const kind_names[PK_NR] = {
+	"ft", "jcc", "jmp", "call", "ret", "ijmp", "icall", "int", "other", "branch",
+};
+
+const char *prof_kind_name(unsigned int kind)
+{
+	return kind < PK_NR ? kind_names[kind] : "?";
+}
+
+int prof_kind_from_name(const char *name)
+{
+	for (int i = 0; i < PK_NR; i++)
+		if (!strcmp(kind_names[i], name))
+			return i;
+	return -EINVAL;
+}
+
+void prof_add_edge(struct prof *p, uint64_t from, uint64_t to, uint64_t count, unsigned int kind)
+{
+	GROW(p->edges, p->cap, p->nr_edges + 1);
+	p->edges[p->nr_edges++] = (struct prof_edge){ from, to, count, kind };
+}
+
+int prof_read_line(const struct prof *p, FILE *f, char *line, size_t size, size_t *lineno)
+{
+	size_t len;
+
+	if (!fgets(line, size, f))
+		return 0;
+	len = strlen(line);
+	++*lineno;
+	/* a file cut short ends without a newline: the formats have no end marker */
+	if (!len || line[len - 1] != '\n') {
+		pr_err(p->path, "line %zu: %s", *lineno, len == size - 1 ?
+		       "line too long" : "truncated (no newline at the end)");
+		return -EINVAL;
+	}
+	line[len - 1] = '\0';
+	return 1;
+}
+
+struct prof *prof_read(const char *path)
+{
+	struct prof *p;
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		pr_err(path, "%s", strerror(errno));
+		return NULL;
+	}
+	if (!fgets(line, sizeof(line), f)) {
+		pr_err(path, "empty profile");
+		fclose(f);
+		return NULL;
+	}
+	rewind(f);
+	p = xcalloc(1, sizeof(*p));
+	p->path = xstrdup(path);
+	for (size_t i = 0; i < ARRAY_SIZE(formats) && !p->fmt; i++)
+		if (formats[i]->probe(line))
+			p->fmt = formats[i];
+	if (!p->fmt) {
+		pr_err(path, "not a profile format kbolt reads (see Documentation/profile-format.rst)");
+	} else if (!p->fmt->read(p, f)) {
+		fclose(f);
+		return p;
+	}
+	fclose(f);
+	prof_free(p);
+	return NULL;
+}
+
+void prof_free(struct prof *p)
+{
+	if (!p)
+		return;
+	free(p->edges);
+	free(p->path);
+	free(p);
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KBOLT_PROFILE_MATCH_H
+#define KBOLT_PROFILE_MATCH_H
+
+#include <stdbool.h>
+
+#include "../../kmeta/kmeta.h"
+#include "profile.h"
+
+/*
+ * More than this share (in percent) of the records judged by their addresses miss the
+ * image's instructions: the profile is of another kernel.  The 6.1 proc profile misses
+ * none on its kernel, 95% on 6.12, 90% with its addresses moved by 2 MiB (KASLR).
+ */
+#define PROFILE_MATCH_MAX_MISSED_PCT 10
+
+/*
+ * Is p a profile of img?  0, or -1 after reporting why not.  With force, a profile of
+ * another kernel is used with a warning; a profile without records never is.
+ */
+int profile_match(struct kmeta_image *img, const struct prof *p, bool force);
+
+#endif
