@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Patch-site ranges: [site, site + len) of every alternative and paravirt entry, where
- * the kernel overwrites code at boot.  Inside one, other tables describe the replacement's
+ * Patch-site ranges: [site, site + len) of every entry of the tables whose units the
+ * kernel overwrites at boot (TR_PATCHED_UNIT: alternatives, paravirt).  Inside one, other tables describe the replacement's
  * instructions (objtool emits ORC for the replacement at the original site's offsets),
  * so boundaries there are not the original code's.  kbolt moves each range as one unit.
  */
@@ -14,7 +14,7 @@
 #include "table.h"
 #include "util.h"
 
-extern const struct table_desc alternatives_table, paravirt_table;
+extern const struct table_desc alternatives_table;
 
 int kmeta_cmp_range(const void *a, const void *b)
 {
@@ -25,24 +25,36 @@ int kmeta_cmp_range(const void *a, const void *b)
 	return x->end < y->end ? -1 : x->end > y->end;
 }
 
-int table_site_ranges(struct kmeta_image *img, const struct table_desc *d, int len_field,
-		      unsigned int fixed_len, struct kmeta_range **arr, size_t *nr, size_t *cap)
+static int add_site_ranges(struct kmeta_table *t, unsigned int fixed_len,
+			   struct kmeta_range **arr, size_t *nr, size_t *cap)
 {
-	struct kmeta_table *t = table_get(img, d);
 	struct kmeta_entry e;
 
-	if (!t)
-		return -1;
 	for (size_t i = 0; t->present && i < t->nr_slots; i++) {
 		uint64_t len;
 
 		if (table_read_entry(t, i, &e))
 			return -1;
-		len = len_field >= 0 ? e.val[len_field] : fixed_len;
+		len = fixed_len ? fixed_len : table_rewrite_value(t, &e);
 		if (e.filler || !len)
 			continue;
 		GROW(*arr, *cap, *nr + 1);
 		(*arr)[(*nr)++] = (struct kmeta_range){ e.site, e.site + len };
+	}
+	return 0;
+}
+
+int table_site_ranges(struct kmeta_image *img, unsigned int flag, unsigned int fixed_len,
+		      struct kmeta_range **arr, size_t *nr, size_t *cap)
+{
+	for (unsigned int d = 0; d < nr_table_descs; d++) {
+		struct kmeta_table *t;
+
+		if (!(table_descs[d]->rewrite.flags & flag))
+			continue;
+		t = table_get(img, table_descs[d]);
+		if (!t || add_site_ranges(t, fixed_len, arr, nr, cap))
+			return -1;
 	}
 	return 0;
 }
@@ -53,10 +65,7 @@ int kmeta_patch_sites(struct kmeta_image *img, const struct kmeta_range **ranges
 	size_t cap = 0, out = 0;
 
 	if (!img->site_ranges_ready) {
-		/* field 3: instrlen of alt_instr; field 2: len of paravirt_patch_site */
-		if (table_site_ranges(img, &alternatives_table, 3, 0, &img->site_ranges,
-				      &img->nr_site_ranges, &cap) ||
-		    table_site_ranges(img, &paravirt_table, 2, 0, &img->site_ranges,
+		if (table_site_ranges(img, TR_PATCHED_UNIT, 0, &img->site_ranges,
 				      &img->nr_site_ranges, &cap))
 			return -1;
 		sort_array(img->site_ranges, img->nr_site_ranges, sizeof(*img->site_ranges),
@@ -97,12 +106,15 @@ int kmeta_alt_code_ranges(struct kmeta_image *img, struct kmeta_range **ranges, 
 	struct kmeta_sec *aux = kmeta_find_sec_by_name(img, ".altinstr_aux");
 	struct kmeta_entry e;
 	size_t cap = 0;
+	int repl, len;
 
 	*ranges = NULL;
 	*nr = 0;
 	if (!t)
 		return -EINVAL;
-	for (size_t k = 0; t->present && k < t->nr_slots; k++) {
+	repl = t->present ? table_field_idx(t, "replacement") : -1;
+	len = t->present ? table_field_idx(t, "replacementlen") : -1;
+	for (size_t k = 0; repl >= 0 && len >= 0 && k < t->nr_slots; k++) {
 		if (table_read_entry(t, k, &e)) {
 			free(*ranges);
 			*ranges = NULL;
@@ -110,7 +122,7 @@ int kmeta_alt_code_ranges(struct kmeta_image *img, struct kmeta_range **ranges, 
 			return -EINVAL;
 		}
 		GROW(*ranges, cap, *nr + 1);
-		(*ranges)[(*nr)++] = (struct kmeta_range){ e.val[1], e.val[1] + e.val[4] };
+		(*ranges)[(*nr)++] = (struct kmeta_range){ e.val[repl], e.val[repl] + e.val[len] };
 	}
 	if (aux && aux->data) {
 		GROW(*ranges, cap, *nr + 1);

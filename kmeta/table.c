@@ -285,6 +285,51 @@ void table_format_field(struct kmeta_table *t, const struct kmeta_entry *e, unsi
 	}
 }
 
+int table_field_idx(const struct kmeta_table *t, const char *name)
+{
+	for (unsigned int k = 0; k < TABLE_MAX_FIELDS && t->layout->fields[k].name; k++)
+		if (!strcmp(t->layout->fields[k].name, name))
+			return k;
+	return -1;
+}
+
+uint64_t table_rewrite_value(const struct kmeta_table *t, const struct kmeta_entry *e)
+{
+	int k = t->desc->rewrite.field ? table_field_idx(t, t->desc->rewrite.field) : -1;
+
+	return k >= 0 ? e->val[k] : 0;
+}
+
+bool table_entry_resumes(const struct kmeta_table *t, const struct kmeta_entry *e)
+{
+	return table_has(t, TR_MAY_RESUME) &&
+	       (table_rewrite_value(t, e) & t->desc->rewrite.mask);
+}
+
+struct kmeta_table *table_of_sec(struct kmeta_image *img, const struct kmeta_sec *sec)
+{
+	for (unsigned int d = 0; sec->size && d < nr_table_descs; d++) {
+		struct kmeta_table *t = table_get(img, table_descs[d]);
+
+		for (unsigned int r = 0; t && t->present && r < t->nr_ranges; r++)
+			if (t->ranges[r].addr == sec->addr && t->ranges[r].size == sec->size)
+				return t;
+	}
+	return NULL;
+}
+
+unsigned int *table_flags_by_sec(struct kmeta_image *img)
+{
+	unsigned int *flags = xcalloc(img->nr_secs, sizeof(*flags));
+
+	for (size_t i = 1; i < img->nr_secs; i++) {
+		struct kmeta_table *t = table_of_sec(img, &img->secs[i]);
+
+		flags[i] = t ? t->desc->rewrite.flags : 0;
+	}
+	return flags;
+}
+
 const char *table_site_area(struct kmeta_table *t, uint64_t site)
 {
 	struct kmeta_sec *sec = kmeta_find_sec_containing(t->img, site);

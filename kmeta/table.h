@@ -71,6 +71,40 @@ struct kmeta_entry {
 struct kmeta_table;
 struct check_ctx;
 
+/*
+ * What a rewriter of code must know of a table beyond its sites and code fields: kbolt's
+ * passes (pass/refs.c marks the entries, pass/rewrite.c remaps them, profile/ trusts
+ * no record at a site the kernel patches) and its proof (verify/) read it here, never
+ * from a table's name.  A table whose entries only need remapping has none: each site
+ * and FR_CODE field maps to the same place in the new code, and the instruction at a
+ * site keeps its encoding (Documentation/design.rst, "Tables as data").
+ */
+enum table_rewrite_flag {
+	TR_OWN_PASS = 1 << 0,		/* rewritten and proven by a pass of its own, its
+					   relocations too (ORC: regenerated) */
+	TR_SITE_IN_INSN = 1 << 1,	/* sites are fields inside instructions and move with
+					   them (runtime_const: written at boot) */
+	TR_GLUED_FIXUP = 1 << 2,	/* a code field at the next instruction stays right after
+					   the site (ex_table: ex_handler_zeropad()) */
+	TR_JUMP_LABEL = 1 << 3,		/* the site is a nop or jmp to field's value: a branch
+					   the kernel toggles (jump_table) */
+	TR_MAY_RESUME = 1 << 4,		/* execution goes on after the site's trap when field has
+					   a bit of mask (bug_table: a WARN) */
+	TR_AFTER_ENDBR = 1 << 5,	/* a site right after an endbr64 stays glued to it
+					   (mcount_loc: ftrace looks at +4) */
+	TR_PATCHED_POINT = 1 << 6,	/* the kernel rewrites the instruction at the site at boot
+					   (up to 7 bytes: a cs-prefixed jcc32) */
+	TR_PATCHED_UNIT = 1 << 7,	/* the kernel rewrites [site, site + field) at boot: one
+					   unit (alternatives, paravirt) */
+};
+
+struct table_rewrite {
+	unsigned int flags;	/* enum table_rewrite_flag */
+	const char *field;	/* by name: the field TR_JUMP_LABEL, TR_MAY_RESUME or
+				   TR_PATCHED_UNIT reads */
+	uint64_t mask;		/* TR_MAY_RESUME */
+};
+
 struct table_desc {
 	const char *name;		/* "alternatives": the name commands use */
 	const char *start_sym;		/* vmlinux: __start_X / __stop_X style bounds */
@@ -80,6 +114,7 @@ struct table_desc {
 	const struct layout *layouts;
 	unsigned int nr_layouts;
 	bool sorted;			/* sorted by site at build time */
+	struct table_rewrite rewrite;	/* how moved code changes its entries */
 
 	/* for tables that are not one array of fixed-size entries */
 	bool (*probe)(struct kmeta_table *t);	/* does the image have it? */
@@ -122,11 +157,33 @@ int table_locate_by_syms(struct kmeta_table *t, const char *start, const char *s
 void table_format_field(struct kmeta_table *t, const struct kmeta_entry *e, unsigned int i,
 			char *buf, size_t size);
 /*
- * Append [site, site + len) of every real entry of d to *arr (*nr used, *cap allocated):
- * len is the value of field len_field, or fixed_len when len_field < 0 (sites.c).
+ * Append [site, site + len) of every real entry of every table with the rewrite flag
+ * to *arr (*nr used, *cap allocated): len is the value of the rewrite record's field,
+ * or fixed_len when 0 is given (sites.c).
  */
-int table_site_ranges(struct kmeta_image *img, const struct table_desc *d, int len_field,
-		      unsigned int fixed_len, struct kmeta_range **arr, size_t *nr, size_t *cap);
+int table_site_ranges(struct kmeta_image *img, unsigned int flag, unsigned int fixed_len,
+		      struct kmeta_range **arr, size_t *nr, size_t *cap);
+/* Does t's rewrite record have the flag (enum table_rewrite_flag)? */
+static inline bool table_has(const struct kmeta_table *t, unsigned int flag)
+{
+	return t->desc->rewrite.flags & flag;
+}
+/* Index of the field of that name in t's layout, -1 if none */
+int table_field_idx(const struct kmeta_table *t, const char *name);
+/* The value of the rewrite record's field in e (0 if t's layout has no such field) */
+uint64_t table_rewrite_value(const struct kmeta_table *t, const struct kmeta_entry *e);
+/* TR_MAY_RESUME: does execution go on after this entry's site? */
+bool table_entry_resumes(const struct kmeta_table *t, const struct kmeta_entry *e);
+/*
+ * The located table one of whose ranges is the whole of sec (.orc_unwind_ip, 6.12's
+ * runtime_ptr_* sections), NULL if none or on error
+ */
+struct kmeta_table *table_of_sec(struct kmeta_image *img, const struct kmeta_sec *sec);
+/*
+ * Per section index, the rewrite flags of table_of_sec() (0 if none): what the section's
+ * relocations mean, asked once a section (malloc'ed)
+ */
+unsigned int *table_flags_by_sec(struct kmeta_image *img);
 /* Which part of the image a site is in: ".text", ".init.text" or "other" */
 const char *table_site_area(struct kmeta_table *t, uint64_t site);
 

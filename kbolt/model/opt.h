@@ -194,6 +194,11 @@ struct opt {
 	 * is left alone
 	 */
 	bool no_relocs;
+	/*
+	 * Per section index: the rewrite flags (kmeta/table.h) of the table that is the
+	 * whole section, 0 if none: what its relocations mean (refs.c, rewrite.c)
+	 */
+	unsigned int *sec_rewrite;
 	/* ORC, read once: old ips (sorted) and their 6-byte entries */
 	uint64_t *orc_ips;
 	const unsigned char *orc_entries;

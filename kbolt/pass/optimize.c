@@ -383,6 +383,7 @@ static void opt_free_model(struct opt *opt)
 	free(opt->funcs);
 	free(opt->func_span);
 	free(opt->moved_lines);
+	free(opt->sec_rewrite);
 	free(opt->orc_ips);
 	free(opt->extra.insns);
 	prof_free(opt->prof);

@@ -18,8 +18,6 @@
 #include "../lib/parallel.h"
 #include "../model/opt.h"
 
-#define BUGFLAG_WARNING 1
-
 /*
  * Check that addr, inside f, can be mapped: an op start, or inside a unit.  Returns the
  * op starting at addr, -1 otherwise (f is then skipped unless addr is inside a unit).
@@ -53,11 +51,11 @@ static void add_ref(struct opt *opt, uint64_t addr, uint16_t flags)
 }
 
 /*
- * A runtime constant (6.11+) points at the immediate inside its instruction
- * (runtime_const_init() writes the value there at boot): the field moves with the
- * instruction, whose encoding is kept (rewrite.c maps it with map_field()).
+ * TR_SITE_IN_INSN: a runtime constant (6.11+) points at the immediate inside its
+ * instruction (runtime_const_init() writes the value there at boot): the field moves
+ * with the instruction, whose encoding is kept (rewrite.c maps it with map_field()).
  */
-static void mark_runtime_const(struct opt *opt, const struct kmeta_entry *e)
+static void mark_site_in_insn(struct opt *opt, const struct kmeta_entry *e)
 {
 	struct func *f = find_func_containing(opt, e->site);
 	long i = f && f->decoded ? find_op_containing(f, e->site) : -1;
@@ -81,7 +79,7 @@ static void mark_table_entry(struct opt *opt, struct kmeta_table *t, const struc
 		 * An exception fixup at the next instruction stays there: handlers such as
 		 * ex_handler_zeropad() take the faulting instruction's length from it.
 		 */
-		if (i >= 0 && !strcmp(t->desc->name, "ex_table") && i + 1 < f->nr_ops &&
+		if (i >= 0 && table_has(t, TR_GLUED_FIXUP) && i + 1 < f->nr_ops &&
 		    e->val[k] == e->site + f->ops[i].len)
 			add_ref(opt, e->val[k], OP_EXTREF | OP_GLUED);
 		else
@@ -90,16 +88,16 @@ static void mark_table_entry(struct opt *opt, struct kmeta_table *t, const struc
 	if (i < 0)
 		return;
 	f->ops[i].flags |= OP_FIXED;
-	if (!strcmp(t->desc->name, "jump_table")) {
+	if (table_has(t, TR_JUMP_LABEL)) {
 		if (f->ops[i].flags & OP_UNIT) {
 			skip_func(opt, f, SKIP_TABLE_ENTRY, e->site);
 			return;
 		}
 		f->ops[i].flags |= OP_JL;
-		f->ops[i].target = e->val[1];
-	} else if (!strcmp(t->desc->name, "bug_table") && (e->val[3] & BUGFLAG_WARNING)) {
+		f->ops[i].target = table_rewrite_value(t, e);
+	} else if (table_entry_resumes(t, e)) {
 		f->ops[i].flags |= OP_WARN;
-	} else if (!strcmp(t->desc->name, "mcount_loc") && i > 0) {
+	} else if (table_has(t, TR_AFTER_ENDBR) && i > 0) {
 		/*
 		 * IBT: the fentry call right after endbr64.  ftrace, kprobes and BPF
 		 * trampolines look for it at +4; the relocation of its __mcount_loc slot
@@ -117,19 +115,20 @@ static int mark_tables(struct opt *opt)
 
 		if (!t)
 			return -1;
-		if (!t->present || !strcmp(t->desc->name, "orc"))
+		if (!t->present || table_has(t, TR_OWN_PASS))
 			continue;
 		for (size_t k = 0; k < t->nr_slots; k++) {
 			if (table_read_entry(t, k, &e))
 				return -1;
 			if (e.filler)
 				continue;
-			if (!strcmp(t->desc->name, "runtime_const"))
-				mark_runtime_const(opt, &e);
+			if (table_has(t, TR_SITE_IN_INSN))
+				mark_site_in_insn(opt, &e);
 			else
 				mark_table_entry(opt, t, &e);
 		}
 	}
+	opt->sec_rewrite = table_flags_by_sec(opt->img);
 	return 0;
 }
 
@@ -354,11 +353,11 @@ enum reloc_mark {
 };
 
 /* Sections whose relocations mark nothing, whatever they point at */
-static bool marks_nothing(const struct kmeta_sec *target)
+static bool marks_nothing(const struct opt *opt, const struct kmeta_sec *target)
 {
 	/* ORC is regenerated (and 6.1 sorts it after linking); a runtime constant's slot
-	 * is mark_runtime_const()'s */
-	return !strcmp(target->name, ".orc_unwind_ip") || !strncmp(target->name, "runtime_", 8);
+	 * is mark_site_in_insn()'s */
+	return opt->sec_rewrite[target->idx] & (TR_OWN_PASS | TR_SITE_IN_INSN);
 }
 
 /*
@@ -416,7 +415,7 @@ static int keep_markable(void *ctx, struct kmeta_sec *target, const struct kmeta
 
 	if (target != p->last) {
 		p->last = target;
-		p->last_marks_nothing = marks_nothing(target);
+		p->last_marks_nothing = marks_nothing(p->opt, target);
 	}
 	if (p->last_marks_nothing)
 		return 0;

@@ -153,9 +153,9 @@ static int rewrite_tables(struct opt *opt, struct moved_slots **ms, size_t *nr_m
 
 		if (!t)
 			return -EINVAL;
-		if (!t->present || !strcmp(t->desc->name, "orc"))
+		if (!t->present || table_has(t, TR_OWN_PASS))
 			continue;
-		if (table_remap(t, strcmp(t->desc->name, "runtime_const") ? map_cb : map_field_cb,
+		if (table_remap(t, table_has(t, TR_SITE_IN_INSN) ? map_field_cb : map_cb,
 				opt, &perm, &changed))
 			return -EINVAL;
 		if (!perm)
@@ -342,7 +342,7 @@ static int rewrite_relocs(struct opt *opt, const struct moved_slots *ms, size_t 
 		GElf_Shdr sh;
 		map_fn map;
 
-		if (!target || !strcmp(target->name, ".orc_unwind_ip") ||
+		if (!target || (opt->sec_rewrite[target->idx] & TR_OWN_PASS) ||
 		    !gelf_getshdr(rsec->scn, &sh))
 			continue;
 		raw = file_bytes(opt, rsec, &size);
@@ -351,7 +351,7 @@ static int rewrite_relocs(struct opt *opt, const struct moved_slots *ms, size_t 
 			return -EINVAL;
 		}
 		/* a runtime constant's slot points inside its instruction (refs.c) */
-		map = strncmp(target->name, "runtime_", 8) ? map_addr : map_field;
+		map = opt->sec_rewrite[target->idx] & TR_SITE_IN_INSN ? map_field : map_addr;
 		for (uint64_t k = 0; k < size / sh.sh_entsize; k++)
 			if ((!stale[i] || !stale[i][k]) &&
 			    rewrite_rela_entry(opt, target, map, raw + k * sh.sh_entsize, ms, nr_ms,

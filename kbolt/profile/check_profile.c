@@ -19,15 +19,8 @@
 #include "../../kmeta/util.h"
 #include "check_profile.h"
 
-extern const struct table_desc jump_table_table, static_call_sites_table,
-	retpoline_sites_table, return_sites_table, call_sites_table, mcount_loc_table;
-
 int profile_patched_ranges(struct kmeta_image *img, struct kmeta_range **out, size_t *nr)
 {
-	static const struct table_desc *const point_tables[] = {
-		&jump_table_table, &static_call_sites_table, &retpoline_sites_table,
-		&return_sites_table, &call_sites_table, &mcount_loc_table,
-	};
 	const struct kmeta_range *sites;
 	size_t nr_sites, cap = 0;
 
@@ -40,12 +33,10 @@ int profile_patched_ranges(struct kmeta_image *img, struct kmeta_range **out, si
 		memcpy(*out, sites, nr_sites * sizeof(**out));
 	*nr = nr_sites;
 	/* 7: the longest such site, a cs-prefixed jcc32 to a retpoline thunk */
-	for (size_t t = 0; t < ARRAY_SIZE(point_tables); t++) {
-		if (table_site_ranges(img, point_tables[t], -1, 7, out, nr, &cap)) {
-			free(*out);
-			*out = NULL;
-			return -1;
-		}
+	if (table_site_ranges(img, TR_PATCHED_POINT, 7, out, nr, &cap)) {
+		free(*out);
+		*out = NULL;
+		return -1;
 	}
 	sort_array(*out, *nr, sizeof(**out), kmeta_cmp_range);
 	return 0;

@@ -66,6 +66,7 @@ struct verifier {
 	size_t nr_orc;
 	bool orc_a_missing;
 	struct site_sets sets_a, sets_b;
+	unsigned int *sec_rewrite;	/* table_flags_by_sec() of the old image */
 };
 
 /* model.c */
@@ -81,6 +82,8 @@ void free_sets(struct site_sets *ss);
 bool in_set(const struct site_sets *ss, enum site_kind kind, uint64_t addr);
 /* The site sets of the old image, or of the new one */
 const struct site_sets *sites_of(const struct verifier *v, bool new);
+/* Does sec, of the old image, hold a table rewritten by a pass of its own (ORC)? */
+bool is_own_pass_sec(const struct verifier *v, const struct kmeta_sec *sec);
 /* The raw Elf64_Rela entries of a relocation section, in the file's image */
 const unsigned char *rela_bytes(struct kmeta_image *img, struct kmeta_sec *sec, uint64_t *size);
 /*

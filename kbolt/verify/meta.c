@@ -190,7 +190,7 @@ void verify_tables(struct verifier *v)
 		struct kmeta_table *ta = table_get(v->a, table_descs[d]);
 		struct kmeta_table *tb = table_get(v->b, table_descs[d]);
 
-		if (!ta || !tb || !ta->present || !strcmp(ta->desc->name, "orc"))
+		if (!ta || !tb || !ta->present || table_has(ta, TR_OWN_PASS))
 			continue;
 		if (ta->nr_slots != tb->nr_slots) {
 			verify_fail(v, 0, "%s: %zu entries, was %zu", ta->desc->name, tb->nr_slots,
@@ -317,7 +317,7 @@ static void add_chunks(struct verifier *v, struct kmeta_sec *rsb, struct kmeta_s
 		       const unsigned char *ra, const unsigned char *rb, uint64_t nr, void *arg)
 {
 	struct reloc_checks *rc = arg;
-	bool orc = !strcmp(target->name, ".orc_unwind_ip");
+	bool orc = is_own_pass_sec(v, target);
 
 	for (uint64_t k = 0; k < nr; k += orc ? nr : RELOC_CHUNK) {
 		GROW(rc->c, rc->cap, rc->nr + 1);
@@ -366,7 +366,7 @@ void verify_relocs_chunk(struct reloc_checks *rc, size_t k)
 {
 	const struct reloc_chunk *c = &rc->c[k];
 
-	if (!strcmp(c->target->name, ".orc_unwind_ip")) {
+	if (is_own_pass_sec(rc->v, c->target)) {
 		if (rc->v->nr_f)
 			check_orc_relocs(rc->v, c->rsb);
 		return;

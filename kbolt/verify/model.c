@@ -94,24 +94,22 @@ static void add_site(struct site_set *s, uint64_t site)
 	s->v[s->nr++] = site;
 }
 
-/* One pass over the tables (but ORC, whose sites are every instruction) for all kinds */
+/* One pass over the tables (but ORC, whose sites are every instruction: TR_OWN_PASS) */
 void build_sets(struct site_sets *ss, struct kmeta_image *img)
 {
 	for (unsigned int d = 0; d < nr_table_descs; d++) {
 		struct kmeta_table *t = table_get(img, table_descs[d]);
-		bool jl = !strcmp(table_descs[d]->name, "jump_table");
-		bool bug = !strcmp(table_descs[d]->name, "bug_table");
 		struct kmeta_entry e;
 
-		if (!t || !t->present || !strcmp(table_descs[d]->name, "orc"))
+		if (!t || !t->present || table_has(t, TR_OWN_PASS))
 			continue;
 		for (size_t k = 0; k < t->nr_slots; k++) {
 			if (table_read_entry(t, k, &e) || e.filler)
 				continue;
 			add_site(&ss->kind[SITES_ANY], e.site);
-			if (jl)
+			if (table_has(t, TR_JUMP_LABEL))
 				add_site(&ss->kind[SITES_JL], e.site);
-			if (bug && (e.val[3] & 1))	/* BUGFLAG_WARNING: execution goes on */
+			if (table_entry_resumes(t, &e))	/* a WARN: execution goes on */
 				add_site(&ss->kind[SITES_WARN], e.site);
 		}
 	}
@@ -159,7 +157,7 @@ void for_each_rela_pair(struct verifier *v, rela_pair_fn fn, void *arg)
 			continue;
 		ra = rela_bytes(v->a, rsa, &sa);
 		rb = rela_bytes(v->b, &v->b->secs[i], &sb);
-		if (!ra || !rb || (sa != sb && strcmp(target->name, ".orc_unwind_ip"))) {
+		if (!ra || !rb || (sa != sb && !is_own_pass_sec(v, target))) {
 			verify_fail(v, 0, "%s: cannot compare", rsa->name);
 			continue;
 		}
@@ -190,6 +188,11 @@ int cmp_entry_site(const void *x, const void *y)
 		if (a->val[i] != b->val[i])
 			return a->val[i] < b->val[i] ? -1 : 1;
 	return 0;
+}
+
+bool is_own_pass_sec(const struct verifier *v, const struct kmeta_sec *sec)
+{
+	return v->sec_rewrite[sec->idx] & TR_OWN_PASS;
 }
 
 const unsigned char *rela_bytes(struct kmeta_image *img, struct kmeta_sec *sec,

@@ -104,6 +104,7 @@ void verifier_free(struct verifier *v)
 	free(v->orc_b);
 	free_sets(&v->sets_a);
 	free_sets(&v->sets_b);
+	free(v->sec_rewrite);
 	kmeta_close(v->a);
 	kmeta_close(v->b);
 	free(v);
@@ -127,6 +128,7 @@ struct verifier *verify_prepare(const char *orig)
 	}
 	v->orc_a_missing = kmeta_orc_read(v->a, &v->orc_a, &v->orc_ea, &v->nr_orc) != 0;
 	build_sets(&v->sets_a, v->a);
+	v->sec_rewrite = table_flags_by_sec(v->a);
 	return v;
 }
 

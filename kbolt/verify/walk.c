@@ -417,7 +417,7 @@ static void pairs_from_rela(struct verifier *v, struct kmeta_sec *rsb, struct km
 			    const unsigned char *ra, const unsigned char *rb, uint64_t nr,
 			    void *arg)
 {
-	if ((target->flags & SHF_EXECINSTR) || !strcmp(target->name, ".orc_unwind_ip"))
+	if ((target->flags & SHF_EXECINSTR) || is_own_pass_sec(v, target))
 		return;
 	for (uint64_t k = 0; k < nr; k++) {
 		uint64_t info = get_u64(ra + 24 * k + 8), s;
@@ -446,7 +446,7 @@ static void gather_roots(struct verifier *v, struct roots *r)
 		struct kmeta_table *tb = table_get(v->b, table_descs[d]);
 
 		if (!ta || !tb || !ta->present || ta->nr_slots != tb->nr_slots ||
-		    !strcmp(ta->desc->name, "orc"))
+		    table_has(ta, TR_OWN_PASS))
 			continue;
 		if (ta->desc->sorted)
 			entries_of_sorted(v, r, ta, tb);

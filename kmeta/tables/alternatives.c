@@ -194,4 +194,5 @@ const struct table_desc alternatives_table = {
 	.format = alternatives_format,
 	.check = alternatives_check,
 	.free_priv = alternatives_free,
+	.rewrite = { TR_PATCHED_UNIT, "instrlen" },
 };

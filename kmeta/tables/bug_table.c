@@ -87,4 +87,5 @@ const struct table_desc bug_table_table = {
 	.nr_layouts = ARRAY_SIZE(bug_table_layouts),
 	.format = bug_table_format,
 	.check = bug_table_check,
+	.rewrite = { TR_MAY_RESUME, "flags", BUGFLAG_WARNING },
 };

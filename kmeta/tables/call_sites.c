@@ -28,4 +28,5 @@ const struct table_desc call_sites_table = {
 	.layouts = call_sites_layouts,
 	.nr_layouts = 1,
 	.check = call_sites_check,
+	.rewrite = { TR_PATCHED_POINT },
 };

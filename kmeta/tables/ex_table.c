@@ -92,4 +92,5 @@ const struct table_desc ex_table_table = {
 	.sorted = true,
 	.format = ex_table_format,
 	.check = ex_table_check,
+	.rewrite = { TR_GLUED_FIXUP },
 };

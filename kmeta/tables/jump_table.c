@@ -85,4 +85,5 @@ const struct table_desc jump_table_table = {
 	.layouts = jump_table_layouts,
 	.nr_layouts = ARRAY_SIZE(jump_table_layouts),
 	.check = jump_table_check,
+	.rewrite = { TR_JUMP_LABEL | TR_PATCHED_POINT, "target" },
 };

@@ -56,4 +56,5 @@ const struct table_desc mcount_loc_table = {
 	.nr_layouts = ARRAY_SIZE(mcount_loc_layouts),
 	.sorted = true,
 	.check = mcount_loc_check,
+	.rewrite = { TR_AFTER_ENDBR | TR_PATCHED_POINT },
 };

@@ -264,4 +264,5 @@ const struct table_desc orc_table = {
 	.format_entry = orc_format_entry,
 	.check = orc_check,
 	.free_priv = orc_free,
+	.rewrite = { TR_OWN_PASS },
 };

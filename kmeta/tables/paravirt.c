@@ -69,4 +69,5 @@ const struct table_desc paravirt_table = {
 	.nr_layouts = ARRAY_SIZE(paravirt_layouts),
 	.format = paravirt_format,
 	.check = paravirt_check,
+	.rewrite = { TR_PATCHED_UNIT, "len" },
 };

@@ -39,4 +39,5 @@ const struct table_desc retpoline_sites_table = {
 	.layouts = retpoline_sites_layouts,
 	.nr_layouts = 1,
 	.check = retpoline_sites_check,
+	.rewrite = { TR_PATCHED_POINT },
 };

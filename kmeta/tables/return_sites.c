@@ -38,4 +38,5 @@ const struct table_desc return_sites_table = {
 	.layouts = return_sites_layouts,
 	.nr_layouts = 1,
 	.check = return_sites_check,
+	.rewrite = { TR_PATCHED_POINT },
 };

@@ -102,4 +102,5 @@ const struct table_desc runtime_const_table = {
 	.probe = runtime_const_probe,
 	.locate = runtime_const_locate,
 	.check = runtime_const_check,
+	.rewrite = { TR_SITE_IN_INSN },
 };

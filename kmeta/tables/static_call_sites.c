@@ -73,4 +73,5 @@ const struct table_desc static_call_sites_table = {
 	.layouts = static_call_sites_layouts,
 	.nr_layouts = ARRAY_SIZE(static_call_sites_layouts),
 	.check = static_call_sites_check,
+	.rewrite = { TR_PATCHED_POINT },
 };
