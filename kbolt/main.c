@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../kmeta/json.h"
@@ -21,6 +22,7 @@
 #include "pass/optimize.h"
 #include "profile/check_profile.h"
 #include "profile/profile.h"
+#include "lib/outfile.h"
 #include "profile/profile_match.h"
 #include "report/fix_sites.h"
 #include "report/heatmap.h"
@@ -29,7 +31,8 @@
 
 struct kbolt_opts {
 	bool json, pretty, force;
-	const char *output;	/* -o */
+	const char *output;	/* -o, or the input with --in-place */
+	bool in_place;		/* --in-place: the output replaces the input */
 	bool stats, layout_set, seed_set;
 	struct opt_options opt;
 	const char *optimized;	/* heatmap --optimized */
@@ -57,7 +60,8 @@ static void usage(FILE *f)
 		"  -f, --force    use a profile whose build-id is not the kernel's, or whose\n"
 		"                 addresses miss its instructions\n"
 		"  -o, --output FILE  optimize, profile-to-bolt, heatmap, fix-sites: the file\n"
-		"                     to write\n"
+		"                     to write; never one of the inputs\n"
+		"      --in-place     optimize, fix-sites: write over VMLINUX instead (no -o)\n"
 		"      --profile FILE     optimize: lay the functions out by this profile\n"
 		"      --layout profile|greedy|random  optimize: by the profile with ext-TSP\n"
 		"                         (the default with --profile), by the profile with\n"
@@ -142,33 +146,28 @@ static int cmd_check_profile(struct kbolt_opts *o)
 	return err;
 }
 
-/* Written to OUT.tmp, renamed when complete: an error leaves no OUT behind */
+/* Through a temporary file (lib/outfile.h): an error leaves no OUT behind */
 static int cmd_profile_to_bolt(struct kbolt_opts *o)
 {
 	struct prof *p = prof_read(o->args[0]);
-	char *tmp = xasprintf("%s.tmp", o->output);
-	FILE *f = p ? fopen(tmp, "w") : NULL;
-	size_t nr = 0;
-	int err = 1;
+	struct outfile of;
+	int err = -EINVAL;
+	FILE *f;
 
-	if (p && !f)
-		pr_err(tmp, "%s", strerror(errno));
-	if (f) {
-		nr = prof_write_bolt(p, f);
-		if (ferror(f) | fclose(f))
-			pr_err(tmp, "%s", strerror(errno));
-		else if (!nr)
-			pr_err(p->path, "no records to write (interrupts are left out)");
-		else if (rename(tmp, o->output))
-			pr_err(o->output, "%s", strerror(errno));
-		else
-			err = 0;
-		if (err)
-			unlink(tmp);
+	if (!p || outfile_create(&of, o->output, OUTFILE_NEW_FILE)) {
+		prof_free(p);
+		return 1;
 	}
-	free(tmp);
+	f = outfile_stream(&of);
+	if (f && !prof_write_bolt(p, f))
+		pr_err(p->path, "no records to write (interrupts are left out)");
+	else if (f && ferror(f))
+		pr_err(o->output, "cannot write: %s", strerror(errno));
+	else if (f)
+		err = 0;
+	err = outfile_finish(&of, err);
 	prof_free(p);
-	return err;
+	return err ? 1 : 0;
 }
 
 static int cmd_optimize(struct kbolt_opts *o)
@@ -215,6 +214,35 @@ static int cmd_verify(struct kbolt_opts *o)
 	return kbolt_verify(o->args[0], o->args[1], &(struct verify_report){ .quiet = false });
 }
 
+/* Is a file the same as path, after links of either kind? */
+static bool same_file(const char *path, const char *other)
+{
+	struct stat a, b;
+
+	return other && !stat(path, &a) && !stat(other, &b) && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+/*
+ * -o naming an input would replace the only copy of what the command reads (the
+ * kernel a profile names): refused, said once, unless --in-place asks for it
+ */
+static bool output_is_an_input(const struct kbolt_opts *o, bool in_place_allowed)
+{
+	const char *inputs[] = { o->opt.profile, o->optimized };
+
+	for (int i = 0; i < o->nr_args + (int)ARRAY_SIZE(inputs); i++) {
+		const char *in = i < o->nr_args ? o->args[i] : inputs[i - o->nr_args];
+
+		if (!same_file(o->output, in))
+			continue;
+		pr_err(o->output, "-o names an input (%s): give another file%s", in,
+		       in_place_allowed && i == 0 ? ", or --in-place to replace it" : "");
+		return true;
+	}
+	return false;
+}
+
 /* --layout NAME, --seed N */
 static int parse_layout(struct kbolt_opts *o, const char *arg)
 {
@@ -249,14 +277,15 @@ static void add_glob(const char ***v, size_t *nr, const char *glob)
 }
 
 enum { OPT_PROFILE = 256, OPT_LAYOUT, OPT_SEED, OPT_FUNCS, OPT_SKIP_FUNCS, OPT_STATS,
-       OPT_STRIP_DEBUG, OPT_OPTIMIZED };
+       OPT_STRIP_DEBUG, OPT_OPTIMIZED, OPT_IN_PLACE };
 
 /* Which options a command takes: a bit per option */
 enum {
 	TAKES_JSON = 1 << 0, TAKES_FORCE = 1 << 1, TAKES_OUTPUT = 1 << 2,
 	TAKES_OPTIMIZE = 1 << 3,	/* --profile --layout --seed --funcs --skip-funcs --stats */
 	TAKES_OPTIMIZED = 1 << 4,	/* --optimized */
-	TAKES_LAST = TAKES_OPTIMIZED
+	TAKES_IN_PLACE = 1 << 5,	/* --in-place */
+	TAKES_LAST = TAKES_IN_PLACE
 };
 
 static const struct {
@@ -271,14 +300,15 @@ static const struct {
 	  false, TAKES_JSON | TAKES_FORCE },
 	{ "profile-to-bolt", cmd_profile_to_bolt, 1, "profile-to-bolt -o OUT PROFILE", true,
 	  TAKES_OUTPUT },
-	{ "optimize", cmd_optimize, 1, "optimize VMLINUX -o OUT [--profile FILE] [--layout "
-	  "profile|greedy|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] [--strip-debug] "
-	  "[--stats] [-j]", true,
-	  TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZE },
+	{ "optimize", cmd_optimize, 1, "optimize VMLINUX -o OUT|--in-place [--profile FILE] "
+	  "[--layout profile|greedy|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] "
+	  "[--strip-debug] [--stats] [-j]", true,
+	  TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZE | TAKES_IN_PLACE },
 	{ "verify", cmd_verify, 2, "verify ORIG NEW", false, 0 },
 	{ "heatmap", cmd_heatmap, 2, "heatmap [-j|-p] [-f] VMLINUX PROFILE [--optimized OUT] "
 	  "-o FILE.svg|FILE.png", true, TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZED },
-	{ "fix-sites", cmd_fix_sites, 1, "fix-sites VMLINUX -o OUT", true, TAKES_OUTPUT },
+	{ "fix-sites", cmd_fix_sites, 1, "fix-sites VMLINUX -o OUT|--in-place", true,
+	  TAKES_OUTPUT | TAKES_IN_PLACE },
 };
 
 /* The option of a TAKES_ bit, for messages */
@@ -289,6 +319,7 @@ static const char *option_name(unsigned int bit)
 	case TAKES_FORCE:	return "-f/--force";
 	case TAKES_OUTPUT:	return "-o/--output";
 	case TAKES_OPTIMIZED:	return "--optimized";
+	case TAKES_IN_PLACE:	return "--in-place";
 	default:		return "--profile, --layout, --seed, --funcs, --skip-funcs, --strip-debug "
 				       "or --stats";
 	}
@@ -309,6 +340,7 @@ int main(int argc, char **argv)
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "strip-debug", no_argument, NULL, OPT_STRIP_DEBUG },
 		{ "optimized", required_argument, NULL, OPT_OPTIMIZED },
+		{ "in-place", no_argument, NULL, OPT_IN_PLACE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -336,6 +368,7 @@ int main(int argc, char **argv)
 		case OPT_STATS: o.stats = true; break;
 		case OPT_STRIP_DEBUG: o.opt.strip_debug = true; break;
 		case OPT_OPTIMIZED: o.optimized = optarg; given |= TAKES_OPTIMIZED; break;
+		case OPT_IN_PLACE: o.in_place = true; given |= TAKES_IN_PLACE; break;
 		case OPT_LAYOUT:
 			if (parse_layout(&o, optarg)) {
 				pr_err(NULL, "--layout takes profile, greedy or random, not '%s'", optarg);
@@ -375,10 +408,18 @@ int main(int argc, char **argv)
 	o.args = argv + optind + 1;
 	o.nr_args = argc - optind - 1;
 	msg_json = o.json;
+	if (o.in_place && o.output) {
+		pr_err(NULL, "--in-place writes over the input: give it or -o OUT, not both");
+		return 2;
+	}
+	if (o.in_place && o.nr_args == cmds[found].nr_args)
+		o.output = o.args[0];
 	if (o.nr_args != cmds[found].nr_args || !o.output == cmds[found].output) {
 		pr_err(NULL, "usage: kbolt %s", cmds[found].usage);
 		return 2;
 	}
+	if (!o.in_place && output_is_an_input(&o, cmds[found].takes & TAKES_IN_PLACE))
+		return 2;
 	o.opt.force = o.force;
 	c = cmds[found].fn(&o);
 	free(o.opt.funcs);

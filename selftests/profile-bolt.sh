@@ -104,7 +104,7 @@ check "the BOLT profile read back agrees with the code" \
 	"$KBOLT" check-profile "$vmlinux" "$tmp/kinds.bolt"
 "$KBOLT" profile-to-bolt -o "$tmp/kinds2.bolt" "$tmp/kinds.bolt"
 check "read back and written again, it is the same file" cmp "$tmp/kinds.bolt" "$tmp/kinds2.bolt"
-check_eq "no temporary file is left" "" "$(ls "$tmp"/*.tmp 2>/dev/null)"
+check_eq "no temporary file is left" "" "$(ls -a "$tmp" | grep '^\.kbolt-')"
 
 # -- fall-through ranges and branches without kinds that disagree with the code
 disagree() {	# disagree DESCRIPTION RECORD REASON: a kbolt profile of that one record
@@ -201,7 +201,7 @@ usage_error "-o without its argument" "option '-o' needs an argument; try 'kbolt
 out=$("$KBOLT" pro -o "$tmp/no/such/dir/out.bolt" "$tmp/kinds.prof" 2>&1); rc=$?
 check_eq "an output in a missing directory: exit 1" 1 "$rc"
 check_match "it names the file it could not create" \
-	"^$tmp/no/such/dir/out.bolt.tmp: error: kbolt: No such file or directory\$" "$out"
+	"^$tmp/no/such/dir/out.bolt: error: kbolt: cannot create a file in $tmp/no/such/dir: No such file or directory\$" "$out"
 { kbolt_head; echo "B ${a[f_add]} ${a[g]} 1 int"; } >"$tmp/int.prof"
 out=$("$KBOLT" profile-to-bolt -o "$tmp/int.bolt" "$tmp/int.prof" 2>&1); rc=$?
 check_eq "a profile of interrupts only: exit 1" 1 "$rc"

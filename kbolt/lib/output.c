@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -366,73 +365,23 @@ static bool can_extend(struct kmeta_image *img)
 	       eh->e_shoff + eh->e_shnum * sizeof(Elf64_Shdr) <= img->map_size;
 }
 
-int output_check_dir(const char *path)
-{
-	char *dir_copy = xstrdup(path);
-	const char *dir = dirname(dir_copy);
-	int err = 0;
-
-	if (access(dir, W_OK | X_OK)) {
-		err = -errno;
-		pr_err(path, "cannot create a file in %s: %s", dir, strerror(errno));
-	}
-	free(dir_copy);
-	return err;
-}
-
-int output_write_temp(struct kmeta_image *img, const char *path, const char *record,
-		      mode_t mode, bool strip_debug, char **tmp_out)
+int output_write(struct kmeta_image *img, struct outfile *of, const char *record,
+		 bool strip_debug)
 {
 	struct out_layout l = { 0 };
-	char *dir_copy = xstrdup(path), *tmp;
-	const char *dir = dirname(dir_copy);
-	int fd, err;
+	int err;
 
-	*tmp_out = NULL;
 	if (!can_extend(img)) {
 		pr_err(img->path, "section headers kbolt cannot extend");
-		free(dir_copy);
 		return -EINVAL;
-	}
-	tmp = xasprintf("%s/.kbolt-XXXXXX", dir);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		err = -errno;
-		pr_err(path, "cannot create a file in %s: %s", dir, strerror(errno));
-		free(tmp);
-		free(dir_copy);
-		return err;
 	}
 	set_build_id(img, record);
 	err = plan_layout(img, strip_debug, &l);
 	if (!err)
-		err = write_tail(img, fd, record, &l);
+		err = write_tail(img, of->fd, record, &l);
 	free(l.off);
 	free(l.size);
-	if (!err && fchmod(fd, mode & 0777))
-		err = -errno;
-	if (close(fd) && !err)
-		err = -errno;
-	if (err) {
-		pr_err(path, "cannot write: %s", strerror(-err));
-		unlink(tmp);
-		free(tmp);
-	} else {
-		*tmp_out = tmp;
-	}
-	free(dir_copy);
-	return err;
-}
-
-int output_finish(const char *tmp, const char *path, int err)
-{
-	if (!err && rename(tmp, path)) {
-		err = -errno;
-		pr_err(path, "cannot rename %s to it: %s", tmp, strerror(errno));
-	}
-	if (err && getenv("KBOLT_DEBUG_KEEP"))
-		fprintf(stderr, "kept %s\n", tmp);
-	else if (err)
-		unlink(tmp);
+	if (err)
+		pr_err(of->path, "cannot write: %s", strerror(-err));
 	return err;
 }

@@ -430,11 +430,12 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	struct opt_stats s;
 	uint64_t prof_digest = 0;
 	bool have_profile = o->profile;
+	struct outfile of = { .fd = -1 };
 	struct stat st;
-	char *record = NULL, *tmp = NULL;
+	char *record = NULL;
 	int err;
 
-	err = output_check_dir(out);
+	err = outfile_check_dir(out);
 	if (!err)
 		err = open_inputs(&opt, in);
 	if (!err && o->profile)
@@ -450,16 +451,17 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 		err = stat(in, &st) ? -errno : 0;
 	}
 	if (!err)
-		err = output_write_temp(opt.img, out, record, st.st_mode, o->strip_debug, &tmp);
+		err = outfile_create(&of, out, st.st_mode);
+	if (!err)
+		err = output_write(opt.img, &of, record, o->strip_debug);
 	kmeta_close(opt.img);	/* verify opens the output afresh */
 	malloc_trim(0);
 	v = prep.in ? finish_preparation(&prep) : NULL;
 	if (!err)
-		err = v ? verify_run(v, tmp, &(struct verify_report){ .quiet = true }) : 1;
+		err = v ? verify_run(v, of.tmp, &(struct verify_report){ .quiet = true }) : 1;
 	else
 		verifier_free(v);
-	if (tmp)
-		err = output_finish(tmp, out, err);
+	err = outfile_finish(&of, err);
 	if (!err && s.no_relocs)
 		pr_info(in, "no relocations: the output cannot be made into a KASLR bzImage "
 			"(run kbolt on the vmlinux before the build strips its .rela sections)");
@@ -470,6 +472,5 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 			print_stats_text(&s, have_profile);
 	}
 	free(record);
-	free(tmp);
 	return err ? 1 : 0;
 }

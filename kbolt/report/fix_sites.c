@@ -212,10 +212,11 @@ static int fix_all(struct kmeta_image *img)
 int kbolt_fix_sites(const char *in, const char *out)
 {
 	struct kmeta_image *img;
-	char *record, *tmp = NULL;
+	struct outfile of;
 	struct stat st;
 	uint64_t digest;
-	int err = output_check_dir(out);
+	char *record;
+	int err = outfile_check_dir(out);
 
 	if (err)
 		return 1;
@@ -225,15 +226,14 @@ int kbolt_fix_sites(const char *in, const char *out)
 	err = fix_all(img);
 	if (!err && (stat(in, &st) || digest_file(in, &digest)))
 		err = -errno;
+	if (!err)
+		err = outfile_create(&of, out, st.st_mode);
 	if (!err) {
 		record = xasprintf("kbolt %s; fix-sites of %016" PRIx64, KBOLT_VERSION_STRING,
 				   digest);
-		err = output_write_temp(img, out, record, st.st_mode, false, &tmp);
+		err = outfile_finish(&of, output_write(img, &of, record, false));
 		free(record);
 	}
-	if (tmp)
-		err = output_finish(tmp, out, err);
-	free(tmp);
 	kmeta_close(img);
 	return err ? 1 : 0;
 }

@@ -17,7 +17,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +27,7 @@
 #include "../../kmeta/json.h"
 #include "../../kmeta/kmeta.h"
 #include "../../kmeta/util.h"
-#include "../lib/output.h"
+#include "../lib/outfile.h"
 #include "../profile/profile.h"
 #include "../profile/profile_match.h"
 #include "../verify/verify.h"
@@ -561,33 +560,25 @@ static bool is_png(const char *path)
 	return n >= 4 && !strcasecmp(path + n - 4, ".png");
 }
 
-/* Through a temporary file next to out, renamed when complete: a failure leaves nothing */
+/* Through a temporary file (outfile.h): a failure leaves nothing */
 static int draw(const struct heatmap *h, const char *out)
 {
-	char *dir_copy = xstrdup(out), *dir = dirname(dir_copy);
-	char *tmp = xasprintf("%s/.kbolt-XXXXXX", dir);
-	mode_t mask = umask(0);
-	int fd = mkstemp(tmp), err = 0;
+	struct outfile of;
+	int err;
 	FILE *f;
 
-	umask(mask);
-	if (fd < 0 || fchmod(fd, 0666 & ~mask) || !(f = fdopen(fd, "w"))) {
-		err = -errno;
-		pr_err(out, "cannot create a file in %s: %s", dir, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-	} else {
-		err = is_png(out) ? write_png(f, h) : write_svg(f, h);
-		if ((ferror(f) | fclose(f)) && !err) {
-			err = -EIO;
-			pr_err(tmp, "cannot write: %s", strerror(errno));
-		}
+	err = outfile_create(&of, out, OUTFILE_NEW_FILE);
+	if (err)
+		return err;
+	f = outfile_stream(&of);
+	if (!f)
+		return outfile_finish(&of, -EIO);
+	err = is_png(out) ? write_png(f, h) : write_svg(f, h);
+	if (ferror(f) && !err) {
+		err = -EIO;
+		pr_err(out, "cannot write: %s", strerror(errno));
 	}
-	if (fd >= 0)
-		err = output_finish(tmp, out, err);
-	free(tmp);
-	free(dir_copy);
-	return err;
+	return outfile_finish(&of, err);
 }
 
 static void heatmap_free(struct heatmap *h)
@@ -621,7 +612,7 @@ int kbolt_heatmap(const char *vmlinux, const char *profile, const char *out,
 	struct verify_report rep = { .quiet = true, .verified = map_ranges, .arg = &h };
 	int err;
 
-	err = output_check_dir(out);
+	err = outfile_check_dir(out);
 	if (!err)
 		err = read_inputs(&h, vmlinux, profile, o->force);
 	if (!err)
