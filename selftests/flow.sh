@@ -60,7 +60,7 @@ for probe in odd_ud2 odd_ud1; do
 		sed -n "/<flow_$probe>:/,/^$/p")
 done
 check_eq "... both counted as skipped: ud2 outside the bug table with bytes after it" 2 \
-	"$(json_get "$tmp/r.1.stats" 'r["skipped"]["ud2 outside the bug table with bytes after it"]["functions"]')"
+	"$(json_get "$tmp/r.1.stats" 'r["skipped"]["odd_trap"]["functions"]')"
 same=0
 for f in $outs; do
 	cmp -s <(objdump -d -j .text "$tmp/flow" | sed -n '/<xen_hypercall_pv>:/,/^$/p' | cut -f2-) \
@@ -104,7 +104,7 @@ fi
 
 need_kernels
 if [ $have_kernels = 0 ] || [ $sanitized = 1 ]; then
-	skip "6.1, random layout, seed 6" "no test kernels, or the sanitized pass"
+	skip "6.1, random layout, seed 6" "$no_kernels, or the sanitized pass"
 else
 	if "$KBOLT" optimize "$VMLINUX_61" -o "$tmp/seed6" --layout random --seed 6 --strip-debug \
 		2>"$tmp/seed6.err"; then

@@ -14,7 +14,7 @@ case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 
 # coverage FILE: the figures of one run, for the log
 coverage() {
-	json_get "$1" '"%d functions, %d rewritten (%.1f%% of %d with two or more blocks), %d left alone for a value in the image, relocations: %s" % (r["functions"], r["rewritten"], 100 * r["rewritten_multi_block"] / r["multi_block"], r["multi_block"], r["skipped"]["address inside it held as a value, no relocations to rewrite it"]["functions"], r["relocations"])'
+	json_get "$1" '"%d functions, %d rewritten (%.1f%% of %d with two or more blocks), %d left alone for a value in the image, relocations: %s" % (r["functions"], r["rewritten"], 100 * r["rewritten_multi_block"] / r["multi_block"], r["multi_block"], r["skipped"]["data_value"]["functions"], r["relocations"])'
 }
 
 # optimize_checked NAME VMLINUX OUT ARGS...: optimize, verify alone, kmeta check, boot
@@ -74,7 +74,7 @@ fi
 
 # Built here, not only by selfbuilt.sh, which runs after this test: a fresh machine's
 # CI would otherwise never run these (scripts/build-kernel caches the build)
-if lab=$("$top/scripts/build-kernel" 6.12 2>"$tmp/build.log"); then
+if lab=$(build_lab_kernel 6.12 "$tmp/build.log"); then
 	out=$tmp/lab-r1
 	optimize_checked "lab 6.12 (relocations), random layout, seed 1" \
 		"$lab/vmlinux" "$out" --layout random --seed 1

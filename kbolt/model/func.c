@@ -10,29 +10,40 @@
 #include "../../kmeta/util.h"
 #include "opt.h"
 
-static const char *const skip_names[SKIP_NR] = {
-	[SKIP_NONE] = "rewritten",
-	[SKIP_FILTERED] = "excluded by --funcs/--skip-funcs",
-	[SKIP_AREA] = "in entry, thunk, static-call or head text",
-	[SKIP_UNDECODABLE] = "undecodable instruction",
-	[SKIP_SYM_INSIDE] = "symbol in its middle",
-	[SKIP_MID_INSN_REF] = "reference into the middle of an instruction",
-	[SKIP_UNDECODED_REF] = "reference from code kbolt did not decode",
-	[SKIP_SHORT_REF] = "rel8 branch into it from elsewhere",
-	[SKIP_FALLS_OFF] = "execution falls off its end",
-	[SKIP_SPLIT_SITE] = "patch site split by an instruction or the function's end",
-	[SKIP_TABLE_ENTRY] = "table entry kbolt cannot map",
-	[SKIP_ODD_TRAP] = "ud2 outside the bug table with bytes after it",
-	[SKIP_NO_FIT] = "no layout fits in its bytes",
-	[SKIP_ORC_BUDGET] = "ORC table full",
-	[SKIP_DATA_VALUE] = "address inside it held as a value, no relocations to rewrite it",
-	[SKIP_PADDING] = "padding or CFI preamble before a function",
-	[SKIP_TAIL_REF] = "reference into the padding after it",
+/*
+ * Each reason's stable identifier, the JSON key of --stats -j that scripts match, and
+ * its sentence, for people (Documentation/kbolt.rst, SKIP REASONS)
+ */
+static const struct {
+	const char *id, *text;
+} skip_names[SKIP_NR] = {
+	[SKIP_NONE] = { "rewritten", "rewritten" },
+	[SKIP_FILTERED] = { "filtered", "excluded by --funcs/--skip-funcs" },
+	[SKIP_AREA] = { "fixed_area", "in entry, thunk, static-call or head text" },
+	[SKIP_UNDECODABLE] = { "undecodable", "undecodable instruction" },
+	[SKIP_SYM_INSIDE] = { "symbol_inside", "symbol in its middle" },
+	[SKIP_MID_INSN_REF] = { "mid_insn_ref", "reference into the middle of an instruction" },
+	[SKIP_UNDECODED_REF] = { "undecoded_ref", "reference from code kbolt did not decode" },
+	[SKIP_SHORT_REF] = { "short_ref", "rel8 branch into it from elsewhere" },
+	[SKIP_FALLS_OFF] = { "falls_off", "execution falls off its end" },
+	[SKIP_SPLIT_SITE] = { "split_site", "patch site split by an instruction or the function's end" },
+	[SKIP_TABLE_ENTRY] = { "table_entry", "table entry kbolt cannot map" },
+	[SKIP_ODD_TRAP] = { "odd_trap", "ud2 outside the bug table with bytes after it" },
+	[SKIP_NO_FIT] = { "no_fit", "no layout fits in its bytes" },
+	[SKIP_ORC_BUDGET] = { "orc_full", "ORC table full" },
+	[SKIP_DATA_VALUE] = { "data_value", "address inside it held as a value, no relocations to rewrite it" },
+	[SKIP_PADDING] = { "padding", "padding or CFI preamble before a function" },
+	[SKIP_TAIL_REF] = { "tail_ref", "reference into the padding after it" },
 };
 
 const char *skip_reason_name(unsigned int why)
 {
-	return why < SKIP_NR ? skip_names[why] : "?";
+	return why < SKIP_NR ? skip_names[why].text : "?";
+}
+
+const char *skip_reason_id(unsigned int why)
+{
+	return why < SKIP_NR ? skip_names[why].id : "?";
 }
 
 bool is_rewritable(const struct func *f)

@@ -215,7 +215,9 @@ void note_moved_code(struct opt *opt);
 /* Index of the op starting at or containing addr in f, -1 if outside */
 long find_op_containing(const struct func *f, uint64_t addr);
 void skip_func(struct opt *opt, struct func *f, enum skip_reason why, uint64_t addr);
+/* The sentence of a skip reason, and its stable identifier (the JSON key) */
 const char *skip_reason_name(unsigned int why);
+const char *skip_reason_id(unsigned int why);
 bool is_rewritable(const struct func *f);
 
 /* decode.c */

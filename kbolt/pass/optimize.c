@@ -252,7 +252,7 @@ static void print_stats_json(const struct opt_stats *s, bool pretty)
 	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++) {
 		if (r == SKIP_PADDING)
 			continue;
-		json_key(&j, skip_reason_name(r));
+		json_key(&j, skip_reason_id(r));
 		json_obj_open(&j);
 		json_key(&j, "functions");
 		json_u64(&j, s->skips[r]);
