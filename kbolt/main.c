@@ -214,6 +214,14 @@ static int cmd_verify(struct kbolt_opts *o)
 	return kbolt_verify(o->args[0], o->args[1], &(struct verify_report){ .quiet = false });
 }
 
+/* The library's allocations never fail back: kbolt ends here, its output not begun */
+static void out_of_memory(size_t size)
+{
+	outfile_remove_current();
+	fprintf(stderr, "kbolt: error: out of memory (%zu bytes)\n", size);
+	exit(1);
+}
+
 /* Is a file the same as path, after links of either kind? */
 static bool same_file(const char *path, const char *other)
 {
@@ -351,6 +359,7 @@ int main(int argc, char **argv)
 	int c;
 
 	msg_tool = "kbolt";
+	kmeta_set_oom_handler(out_of_memory);
 	opterr = 0;	/* our own messages, in the tool's format */
 	while ((c = getopt_long(argc, argv, ":jpfo:hV", longopts, NULL)) != -1) {
 		if (c >= OPT_PROFILE && c <= OPT_STRIP_DEBUG)

@@ -5,6 +5,7 @@
  * field), as multisets: kbolt re-sorts tables, so slot order is not a difference.
  * Exit 1 when the images differ, like diff(1).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +132,7 @@ static int diff_images(struct opts *o, struct kmeta_image *a, struct kmeta_image
 		int err;
 
 		if (!ta || !tb)
-			return -1;
+			return -EINVAL;
 		err = collect(ta, &la);
 		if (!err)
 			err = collect(tb, &lb);

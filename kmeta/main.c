@@ -178,6 +178,13 @@ struct kmeta_image *cmd_open_image(struct opts *o, int idx)
 	return img;
 }
 
+/* The library's allocations never fail back: the command ends here */
+static void out_of_memory(size_t size)
+{
+	fprintf(stderr, "kmeta: error: out of memory (%zu bytes)\n", size);
+	exit(1);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
@@ -185,6 +192,7 @@ int main(int argc, char **argv)
 	int err;
 
 	msg_tool = "kmeta";
+	kmeta_set_oom_handler(out_of_memory);
 	if (parse_opts(argc, argv, &o))
 		return 2;
 	if (optind >= argc) {

@@ -34,7 +34,7 @@ static int add_site_ranges(struct kmeta_table *t, unsigned int fixed_len,
 		uint64_t len;
 
 		if (table_read_entry(t, i, &e))
-			return -1;
+			return -EINVAL;
 		len = fixed_len ? fixed_len : table_rewrite_value(t, &e);
 		if (e.filler || !len)
 			continue;
@@ -54,7 +54,7 @@ int table_site_ranges(struct kmeta_image *img, unsigned int flag, unsigned int f
 			continue;
 		t = table_get(img, table_descs[d]);
 		if (!t || add_site_ranges(t, fixed_len, arr, nr, cap))
-			return -1;
+			return -EINVAL;
 	}
 	return 0;
 }
@@ -67,7 +67,7 @@ int kmeta_patch_sites(struct kmeta_image *img, const struct kmeta_range **ranges
 	if (!img->site_ranges_ready) {
 		if (table_site_ranges(img, TR_PATCHED_UNIT, 0, &img->site_ranges,
 				      &img->nr_site_ranges, &cap))
-			return -1;
+			return -EINVAL;
 		sort_array(img->site_ranges, img->nr_site_ranges, sizeof(*img->site_ranges),
 			   kmeta_cmp_range);
 		for (size_t i = 0; i < img->nr_site_ranges; i++) {

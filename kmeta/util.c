@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Allocation helpers that exit on out-of-memory, the array-growth helper, and the
- * message functions every diagnostic goes through.
+ * Allocation helpers that never return NULL, the array-growth helper, and the message
+ * functions every diagnostic goes through.  Out of memory is the one failure no
+ * function returns (Documentation/design.rst, "Errors"): the allocation helpers call
+ * the program's handler, which must not return; the library itself never exits.
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -17,10 +19,24 @@ _Atomic unsigned int nr_warnings;
 bool msg_json;
 bool msg_quiet_warnings;
 
-static void oom(void)
+/* Until the program sets its own: a library has no process to end but by a signal */
+static void default_oom(size_t size)
 {
-	fprintf(stderr, "%s: error: out of memory\n", msg_tool);
-	exit(1);
+	fprintf(stderr, "%s: error: out of memory (%zu bytes)\n", msg_tool, size);
+	abort();
+}
+
+static void (*oom_handler)(size_t size) = default_oom;
+
+void kmeta_set_oom_handler(void (*fn)(size_t size))
+{
+	oom_handler = fn ? fn : default_oom;
+}
+
+static void oom(size_t size)
+{
+	oom_handler(size);
+	abort();	/* a handler that returned: nothing sane is left to do */
 }
 
 void *xmalloc(size_t size)
@@ -28,7 +44,7 @@ void *xmalloc(size_t size)
 	void *p = malloc(size ? size : 1);
 
 	if (!p)
-		oom();
+		oom(size);
 	return p;
 }
 
@@ -37,7 +53,7 @@ void *xcalloc(size_t nmemb, size_t size)
 	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
 
 	if (!p)
-		oom();
+		oom(nmemb * size);
 	return p;
 }
 
@@ -46,7 +62,7 @@ void *xrealloc(void *ptr, size_t size)
 	void *p = realloc(ptr, size ? size : 1);
 
 	if (!p)
-		oom();
+		oom(size);
 	return p;
 }
 
@@ -55,7 +71,7 @@ char *xstrdup(const char *s)
 	char *p = strdup(s);
 
 	if (!p)
-		oom();
+		oom(strlen(s) + 1);
 	return p;
 }
 
@@ -66,7 +82,7 @@ char *xasprintf(const char *fmt, ...)
 
 	va_start(ap, fmt);
 	if (vasprintf(&p, fmt, ap) < 0)
-		oom();
+		oom(0);
 	va_end(ap);
 	return p;
 }
@@ -102,7 +118,7 @@ static void vmsg(const char *level, const char *file, const char *fmt, va_list a
 	char *text;
 
 	if (vasprintf(&text, fmt, ap) < 0)
-		oom();
+		oom(0);
 	if (msg_json && level[0] == 'e') {
 		/* bpftool's convention: in JSON mode an error is a JSON object on stdout */
 		char *full = file ? xasprintf("%s: %s", file, text) : NULL;

@@ -14,6 +14,11 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Out of memory: fn(size) is called, and must not return (report, clean up, exit).
+ * Until a program sets one, the library reports and aborts.
+ */
+void kmeta_set_oom_handler(void (*fn)(size_t size));
 void *xmalloc(size_t size);
 void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc(void *ptr, size_t size);

@@ -31,10 +31,16 @@
 static char signal_tmp[4096];
 static volatile sig_atomic_t have_signal_tmp;
 
-static void remove_on_signal(int sig)
+void outfile_remove_current(void)
 {
 	if (have_signal_tmp)
 		unlink(signal_tmp);
+	have_signal_tmp = 0;
+}
+
+static void remove_on_signal(int sig)
+{
+	outfile_remove_current();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }

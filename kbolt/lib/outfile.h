@@ -40,6 +40,8 @@ FILE *outfile_stream(struct outfile *o);
  * err, or the failure, reported.
  */
 int outfile_finish(struct outfile *o, int err);
+/* Remove the temporary file being written, if any, without freeing anything (out of memory) */
+void outfile_remove_current(void);
 /* Is there room for the output: may a file be created in its directory? */
 int outfile_check_dir(const char *path);
 

@@ -146,3 +146,25 @@ long find_op_containing(const struct func *f, uint64_t addr)
 		return -1;
 	return lo - 1;
 }
+
+void opt_free_model(struct opt *opt)
+{
+	for (size_t i = 0; opt->funcs && i < opt->nr_funcs; i++) {
+		struct func *f = &opt->funcs[i];
+
+		free(f->ops);
+		free(f->bbs);
+		free(f->fixes);
+		free(f->order);
+		free(f->items);
+		free(f->code);
+	}
+	free(opt->funcs);
+	free(opt->func_span);
+	free(opt->moved_lines);
+	free(opt->sec_rewrite);
+	free(opt->orc_ips);
+	free(opt->extra.insns);
+	prof_free(opt->prof);
+	*opt = (struct opt){ .img = opt->img, .o = opt->o };
+}

@@ -62,10 +62,13 @@ enum op_flags {
 	OP_REENCODED = 1 << 9,	/* a block's jcc/jmp that emit encodes anew */
 };
 
+/* op.new_off of an op the emitter has not placed */
+#define OP_NOT_PLACED UINT32_MAX
+
 struct op {
 	uint64_t target;	/* absolute: direct branch, %rip operand, jump label */
 	uint32_t off;		/* offset in the function */
-	uint32_t new_off;	/* after emit */
+	uint32_t new_off;	/* after emit; OP_NOT_PLACED before */
 	uint8_t len;
 	uint8_t kind;		/* KI_* of kmeta.h */
 	uint8_t rel_off;	/* where target's displacement is, 0 if none */
@@ -207,6 +210,8 @@ struct opt {
 };
 
 /* model/func.c */
+/* Free the whole model but the image (and opt->o), which stay */
+void opt_free_model(struct opt *opt);
 struct func *find_func_containing(struct opt *opt, uint64_t addr);
 /* The moved function containing addr, NULL if none */
 struct func *moved_func_containing(struct opt *opt, uint64_t addr);
@@ -229,8 +234,8 @@ int collect_refs(struct opt *opt);
 /* The decoded instruction of code outside functions (replacements, aux) at addr */
 const struct kmeta_insn *find_extra_insn(struct opt *opt, uint64_t addr);
 
-/* cfg.c */
-int build_cfg(struct opt *opt, struct func *f);
+/* cfg.c: may skip f, with its reason; has no error to return */
+void build_cfg(struct opt *opt, struct func *f);
 /* Blocks of the function's own code, not of the padding after it */
 uint32_t nr_body_bbs(const struct func *f);
 long find_bb_of_op(const struct func *f, uint32_t op);

@@ -80,7 +80,7 @@ static void mark_trailers(struct opt *opt, struct func *f)
  * A glued op starts no block (data references to it only need its address mapped),
  * unless a branch goes there too: then the function cannot keep it glued.
  */
-static int unglue_leaders(struct opt *opt, struct func *f)
+static bool unglue_leaders(struct opt *opt, struct func *f)
 {
 	for (uint32_t i = 1; i < f->nr_ops; i++) {
 		struct op *op = &f->ops[i];
@@ -89,11 +89,11 @@ static int unglue_leaders(struct opt *opt, struct func *f)
 			continue;
 		if ((op->flags & OP_BRANCH_TARGET) || op_ends_block(&f->ops[i - 1])) {
 			skip_func(opt, f, SKIP_TABLE_ENTRY, f->sym->addr + op->off);
-			return -1;
+			return true;
 		}
 		op->flags &= ~OP_LEADER;
 	}
-	return 0;
+	return false;
 }
 
 static void split_blocks(struct func *f)
@@ -155,7 +155,7 @@ static const struct op *bb_last(const struct func *f, const struct bb *bb)
 	return &f->ops[i];
 }
 
-static int link_block(struct opt *opt, struct func *f, uint32_t b)
+static bool link_block(struct opt *opt, struct func *f, uint32_t b)
 {
 	struct bb *bb = &f->bbs[b];
 	const struct op *last = bb_last(f, bb);
@@ -163,7 +163,7 @@ static int link_block(struct opt *opt, struct func *f, uint32_t b)
 	bool intra = false;
 
 	if (in_padding(f, b))
-		return 0;	/* nothing runs there: dropped, or the function skipped */
+		return false;	/* nothing runs there: dropped, or the function skipped */
 	if (last->target && (last->kind == KI_JCC || last->kind == KI_JMP || (last->flags & OP_JL)) &&
 	    !(last->flags & OP_UNIT)) {
 		bb->taken = bb_at(f, last->target);
@@ -180,17 +180,17 @@ static int link_block(struct opt *opt, struct func *f, uint32_t b)
 			f->ops[last - f->ops].flags |= OP_REENCODED;
 	}
 	if (op_ends_flow(last))
-		return 0;
+		return false;
 	if (has_next) {
 		bb->fall = b + 1;
-		return 0;
+		return false;
 	}
 	if (last->kind == KI_CALL || last->kind == KI_ICALL)
-		return 0;	/* a noreturn call ends the function */
+		return false;	/* a noreturn call ends the function */
 	if (last->insn_flags & KIF_INT)
-		return 0;	/* an int3 that ends the function is padding: nothing follows */
+		return false;	/* an int3 that ends the function is padding: nothing follows */
 	skip_func(opt, f, SKIP_FALLS_OFF, f->sym->addr + last->off);
-	return -1;
+	return true;
 }
 
 static bool is_padding(struct opt *opt, const struct func *f, const struct bb *bb)
@@ -235,28 +235,28 @@ static void drop_padding(struct opt *opt, struct func *f)
  * The padding after the function must start on an instruction of its own (else the
  * last one ran into it) and be dropped whole: nothing reaches or names it
  */
-static int check_tail_padding(struct opt *opt, struct func *f)
+static bool check_tail_padding(struct opt *opt, struct func *f)
 {
 	uint32_t last = f->nr_bbs - 1;
 
 	if (f->sym->padding && !in_padding(f, last)) {
 		skip_func(opt, f, SKIP_UNDECODABLE, f->sym->addr + body_end(f));
-		return -1;
+		return true;
 	}
 	for (uint32_t b = f->nr_bbs; b-- > 0 && in_padding(f, b);) {
 		if (!f->bbs[b].drop) {
 			skip_func(opt, f, SKIP_TAIL_REF, f->sym->addr + f->ops[f->bbs[b].first].off);
-			return -1;
+			return true;
 		}
 	}
-	return 0;
+	return false;
 }
 
 /*
  * A ud2 the bug table does not describe is not a BUG(): it may start a sequence that
  * must stay whole (Xen's emulated-instruction prefix: ud2, "xen", the instruction).
  */
-static int check_traps(struct opt *opt, struct func *f)
+static bool check_traps(struct opt *opt, struct func *f)
 {
 	for (uint32_t i = 0; i + 1 < f->nr_ops; i++) {
 		const struct op *op = &f->ops[i];
@@ -264,21 +264,25 @@ static int check_traps(struct opt *opt, struct func *f)
 		if ((op->insn_flags & KIF_UD) && !(op->flags & OP_FIXED) &&
 		    !(f->ops[i + 1].insn_flags & KIF_NOP) && !is_int3(opt->img, f, &f->ops[i + 1])) {
 			skip_func(opt, f, SKIP_ODD_TRAP, f->sym->addr + op->off);
-			return -1;
+			return true;
 		}
 	}
-	return 0;
+	return false;
 }
 
-int build_cfg(struct opt *opt, struct func *f)
+/*
+ * Each check returns true when it skips f (skip_func(): a reason, not an error); the
+ * steps after it are then not taken
+ */
+void build_cfg(struct opt *opt, struct func *f)
 {
 	if (check_traps(opt, f) || unglue_leaders(opt, f))
-		return -1;
+		return;
 	mark_trailers(opt, f);
 	split_blocks(f);
 	for (uint32_t b = 0; b < f->nr_bbs; b++)
 		if (link_block(opt, f, b))
-			return -1;
+			return;
 	drop_padding(opt, f);
-	return check_tail_padding(opt, f);
+	check_tail_padding(opt, f);
 }

@@ -14,8 +14,6 @@
 #include "../../kmeta/util.h"
 #include "../model/opt.h"
 
-#define NO_OFF UINT32_MAX
-
 static const unsigned char nop2[] = { 0x66, 0x90 };
 static const unsigned char nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 
@@ -119,7 +117,7 @@ static uint32_t plan_items(struct opt *opt, struct func *f)
 
 	f->nr_items = 0;
 	for (uint32_t i = 0; i < f->nr_ops; i++)
-		f->ops[i].new_off = NO_OFF;
+		f->ops[i].new_off = OP_NOT_PLACED;
 	for (uint32_t k = 0; k < f->nr_order; k++)
 		plan_block(opt, f, f->order[k], k + 1 < f->nr_order ? (long)f->order[k + 1] : -1,
 			   &pos);
@@ -134,7 +132,7 @@ static bool plan_addr(const struct func *f, uint64_t addr, uint64_t *out)
 	*out = addr;
 	if (i < 0)
 		return addr < f->sym->addr || addr >= f->sym->addr + f->sym->size;
-	if (f->ops[i].new_off == NO_OFF ||
+	if (f->ops[i].new_off == OP_NOT_PLACED ||
 	    (addr != f->sym->addr + f->ops[i].off && !(f->ops[i].flags & OP_UNIT)))
 		return false;
 	*out = f->sym->addr + f->ops[i].new_off + (addr - f->sym->addr - f->ops[i].off);
@@ -198,7 +196,7 @@ static bool fixed_fields_reach(const struct func *f)
 	for (uint32_t i = 0; i < f->nr_ops; i++) {
 		const struct op *op = &f->ops[i];
 
-		if (op->new_off == NO_OFF || !op->rel_size || (op->flags & (OP_JL | OP_REENCODED)))
+		if (op->new_off == OP_NOT_PLACED || !op->rel_size || (op->flags & (OP_JL | OP_REENCODED)))
 			continue;
 		if (!reaches(f, op->target, base + op->new_off + op->len, op->rel_size))
 			return false;
@@ -207,7 +205,7 @@ static bool fixed_fields_reach(const struct func *f)
 		const struct fix *x = &f->fixes[k];
 		const struct op *op = &f->ops[x->op];
 
-		if (op->new_off != NO_OFF && x->pcrel &&
+		if (op->new_off != OP_NOT_PLACED && x->pcrel &&
 		    !reaches(f, x->target, base + op->new_off + x->next_off, x->size))
 			return false;
 	}
@@ -247,7 +245,7 @@ bool map_field(struct opt *opt, uint64_t addr, uint64_t *out)
 	if (!f)
 		return true;
 	i = find_op_containing(f, addr);
-	if (i < 0 || f->ops[i].new_off == NO_OFF)
+	if (i < 0 || f->ops[i].new_off == OP_NOT_PLACED)
 		return false;
 	*out = addr - f->ops[i].off + f->ops[i].new_off;
 	return true;
@@ -296,7 +294,7 @@ static void emit_fixes(struct opt *opt, struct func *f)
 		unsigned char *p;
 		uint64_t to;
 
-		if (op->new_off == NO_OFF)
+		if (op->new_off == OP_NOT_PLACED)
 			continue;
 		p = f->code + op->new_off + x->field_off;
 		map_addr(opt, x->target, &to);

@@ -368,27 +368,6 @@ static int run_pipeline(struct opt *opt)
 }
 
 /* All but the image, which the output is written from */
-static void opt_free_model(struct opt *opt)
-{
-	for (size_t i = 0; opt->funcs && i < opt->nr_funcs; i++) {
-		struct func *f = &opt->funcs[i];
-
-		free(f->ops);
-		free(f->bbs);
-		free(f->fixes);
-		free(f->order);
-		free(f->items);
-		free(f->code);
-	}
-	free(opt->funcs);
-	free(opt->func_span);
-	free(opt->moved_lines);
-	free(opt->sec_rewrite);
-	free(opt->orc_ips);
-	free(opt->extra.insns);
-	prof_free(opt->prof);
-	*opt = (struct opt){ .img = opt->img, .o = opt->o };
-}
 
 struct preparation {
 	const char *in;

@@ -9,6 +9,7 @@
  *
  * Must run after decode_funcs() and before build_cfg().
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,12 +115,12 @@ static int mark_tables(struct opt *opt)
 		struct kmeta_entry e;
 
 		if (!t)
-			return -1;
+			return -EINVAL;
 		if (!t->present || table_has(t, TR_OWN_PASS))
 			continue;
 		for (size_t k = 0; k < t->nr_slots; k++) {
 			if (table_read_entry(t, k, &e))
-				return -1;
+				return -EINVAL;
 			if (e.filler)
 				continue;
 			if (table_has(t, TR_SITE_IN_INSN))
@@ -220,7 +221,7 @@ static int decode_extra(struct opt *opt)
 	size_t nr;
 
 	if (kmeta_alt_code_ranges(opt->img, &r, &nr))
-		return -1;
+		return -EINVAL;
 	for (size_t k = 0; k < nr; k++)
 		add_extra(opt, r[k].start, r[k].end);
 	free(r);
@@ -461,7 +462,7 @@ static int mark_relocs(struct opt *opt)
 			mark_reloc(opt, ps.part[i].v[k].how, &ps.part[i].v[k].r);
 		free(ps.part[i].v);
 	}
-	return err ? -1 : 0;
+	return err;
 }
 
 /* Without relocations a value equal to an address inside f could not be rewritten */
@@ -502,11 +503,15 @@ static int mark_data_values(struct opt *opt)
 
 int collect_refs(struct opt *opt)
 {
-	if (decode_extra(opt) || mark_tables(opt))
-		return -1;
+	int err = decode_extra(opt);
+
+	if (!err)
+		err = mark_tables(opt);
+	if (err)
+		return err;
 	check_orc(opt);
 	mark_code_refs(opt);
-	if (opt->no_relocs && mark_data_values(opt))
-		return -1;
+	if (opt->no_relocs && (err = mark_data_values(opt)))
+		return err;
 	return mark_relocs(opt);
 }

@@ -10,6 +10,7 @@
  * fentry) run other code than the file holds: they are counted apart, as are addresses
  * outside the image (module, BPF and ftrace trampoline code).
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@ int profile_patched_ranges(struct kmeta_image *img, struct kmeta_range **out, si
 	size_t nr_sites, cap = 0;
 
 	if (kmeta_patch_sites(img, &sites, &nr_sites))
-		return -1;
+		return -EINVAL;
 	*nr = 0;
 	*out = NULL;
 	GROW(*out, cap, nr_sites);
@@ -36,7 +37,7 @@ int profile_patched_ranges(struct kmeta_image *img, struct kmeta_range **out, si
 	if (table_site_ranges(img, TR_PATCHED_POINT, 7, out, nr, &cap)) {
 		free(*out);
 		*out = NULL;
-		return -1;
+		return -EINVAL;
 	}
 	sort_array(*out, *nr, sizeof(**out), kmeta_cmp_range);
 	return 0;
@@ -137,7 +138,7 @@ int profile_check(struct kmeta_image *img, const struct prof *p, struct profile_
 
 	memset(res, 0, sizeof(*res));
 	if (profile_patched_ranges(img, &patched, &nr_patched))
-		return -1;
+		return -EINVAL;
 	for (size_t i = 0; i < p->nr_edges; i++) {
 		const struct prof_edge *e = &p->edges[i];
 		struct kmeta_insn in;

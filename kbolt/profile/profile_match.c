@@ -10,6 +10,7 @@
  * at boot are not judged: what ran there is not what the file holds.  A genuine profile
  * misses almost nothing; one of another kernel most of its records; KASLR moves all.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +30,7 @@ static int same_release(struct kmeta_image *img, const struct prof *p, bool forc
 	}
 	pr_err(p->path, "recorded on release %s, but %s is release %s: a profile of another "
 	       "kernel (--force uses it anyway)", p->release, img->path, img->release);
-	return -1;
+	return -EINVAL;
 }
 
 static int same_kernel(struct kmeta_image *img, const struct prof *p, bool force)
@@ -47,7 +48,7 @@ static int same_kernel(struct kmeta_image *img, const struct prof *p, bool force
 	}
 	pr_err(p->path, "recorded on build-id %s, but %s has build-id %s: a profile of "
 	       "another kernel (--force uses it anyway)", p->build_id, img->path, id);
-	return -1;
+	return -EINVAL;
 }
 
 /* addr starts an instruction of img, decoded into *in */
@@ -84,7 +85,7 @@ static int addresses_land(struct kmeta_image *img, const struct prof *p, bool fo
 	struct kmeta_range *patched;
 
 	if (profile_patched_ranges(img, &patched, &nr_patched))
-		return -1;
+		return -EINVAL;
 	for (size_t i = 0; i < p->nr_edges; i++) {
 		const struct prof_edge *e = &p->edges[i];
 
@@ -108,7 +109,7 @@ static int addresses_land(struct kmeta_image *img, const struct prof *p, bool fo
 		pr_err(p->path, "none of its %zu records is in %s's code: a profile of another "
 		       "kernel, or of addresses moved by KASLR (--force uses it anyway)",
 		       p->nr_edges, img->path);
-		return -1;
+		return -EINVAL;
 	}
 	if (missed * 100 <= judged * PROFILE_MATCH_MAX_MISSED_PCT)
 		return 0;
@@ -121,14 +122,14 @@ static int addresses_land(struct kmeta_image *img, const struct prof *p, bool fo
 	pr_err(p->path, "%zu of its %zu records in %s's unpatched code (%.1f%%) miss its "
 	       "instructions: a profile of another kernel, or of addresses moved by KASLR "
 	       "(--force uses it anyway)", missed, judged, img->path, 100.0 * missed / judged);
-	return -1;
+	return -EINVAL;
 }
 
 int profile_match(struct kmeta_image *img, const struct prof *p, bool force)
 {
 	if (!p->nr_edges) {
 		pr_err(p->path, "no records: nothing was recorded");
-		return -1;
+		return -EINVAL;
 	}
 	/* a build-id or a release names the kernel; without either, the addresses must do */
 	if (!p->build_id[0] && !p->release[0])
