@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# kbolt toolkit.  make: build kmeta/kmeta and its library; make check: every test;
-# make install PREFIX=...: binaries and man pages.  V=1 shows full commands,
-# SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer, WERROR=1 (set
-# in CI) turns warnings into errors.
+# kbolt toolkit.  make: build kmeta/kmeta, kbolt/kbolt, the two QEMU plugins
+# (kbolt/kbolt-qemu-plugin.so, kbolt/kbolt-eval-plugin.so) and the man pages; make check:
+# every test; make check-quick: those that need no kernel; make install PREFIX=...:
+# binaries and man pages.  V=1 shows full commands, SANITIZE=1 builds with
+# AddressSanitizer and UndefinedBehaviorSanitizer, WERROR=1 (set in CI) turns warnings
+# into errors.
 
 PREFIX ?= /usr/local
 CC ?= gcc
@@ -63,7 +65,7 @@ KMETA_SRCS := $(addprefix kmeta/, main.c cmd_summary.c cmd_dump.c cmd_check.c cm
 # passes in pipeline order (kbolt/pass/optimize.c is their table of contents);
 # verify/ the proof, which knows kmeta and lib/ only; report/ what is drawn or
 # counted from a profile or a layout, and other tools' outputs mended
-KBOLT_LIB_SRCS := $(addprefix kbolt/lib/, parallel.c output.c)
+KBOLT_LIB_SRCS := $(addprefix kbolt/lib/, parallel.c outfile.c output.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/profile/, profile.c prof_kbolt.c prof_bolt.c \
 	profile_match.c check_profile.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/model/, func.c)
@@ -146,13 +148,20 @@ $(OUT)/man/%.1: Documentation/%.rst
 
 UNIT_TESTS := $(patsubst %.c,$(OUT)/%,$(wildcard selftests/unit/*.c))
 
+# The stage tests assemble their fixtures (selftests/fixtures/*.S) at run time, from here
 $(OUT)/selftests/unit/%: selftests/unit/%.c $(KBOLT_LIB) $(KMETA_LIB)
 	$(quiet) CC $@
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(KBOLT_LIB) $(KMETA_LIB) $(PKG_LIBS) -lm
+	$(Q)$(CC) $(CFLAGS) -DKBOLT_SRCDIR='"$(CURDIR)"' $(LDFLAGS) -o $@ $< $(KBOLT_LIB) \
+		$(KMETA_LIB) $(PKG_LIBS) -lm
 
 check: all $(UNIT_TESTS)
 	$(Q)KMETA=$(KMETA_BIN) KBOLT=$(KBOLT_BIN) OUT=$(OUT) selftests/run
+
+# The edit-compile-test loop: the tests that need no kernel (fetched, built or booted),
+# in under a minute (selftests/run, KBOLT_QUICK)
+check-quick: all $(UNIT_TESTS)
+	$(Q)KBOLT_QUICK=1 KMETA=$(KMETA_BIN) KBOLT=$(KBOLT_BIN) OUT=$(OUT) selftests/run
 
 fuzz:
 	$(Q)selftests/fuzz/run $(FUZZ_SECONDS)
@@ -171,13 +180,17 @@ clean:
 	rm -rf .build kmeta/kmeta kbolt/kbolt kbolt/kbolt-qemu-plugin.so kbolt/kbolt-eval-plugin.so
 
 help:
-	@echo 'make [V=1] [SANITIZE=1] [WERROR=1]   build kmeta/kmeta'
-	@echo 'make check                           run every test (TAP)'
+	@echo 'make [V=1] [SANITIZE=1] [WERROR=1]   build kmeta/kmeta, kbolt/kbolt, the QEMU plugins'
+	@echo '                                     kbolt/kbolt-qemu-plugin.so and'
+	@echo '                                     kbolt/kbolt-eval-plugin.so, and the man pages'
+	@echo 'make check                           run every test (TAP), building the lab kernels'
+	@echo '                                     on the way if they are not cached (minutes each)'
+	@echo 'make check-quick                     the tests that need no kernel, in under a minute'
 	@echo 'make fuzz [FUZZ_SECONDS=N]           fuzz the ELF and table parsers'
 	@echo 'make bench                           time kmeta, and kbolt next to llvm-bolt-19'
 	@echo 'make install [PREFIX=/usr/local]     install binaries and man pages'
 
-.PHONY: all man check fuzz bench install clean help
+.PHONY: all man check check-quick fuzz bench install clean help
 
 # only this build's: each build directory has its own objects
 -include $(shell find $(OUT) -name '*.d' 2>/dev/null)

@@ -3,7 +3,8 @@
 # done_testing.  Each script prints "ok N - ..." lines and closes with "N passed, N failed".
 #
 # Environment: KMETA (the binary under test, default kmeta/kmeta), KBOLT_CACHE (fetched
-# kernels, see scripts/kernels.conf), TMPDIR.
+# kernels, see scripts/kernels.conf), TMPDIR, KBOLT_QUICK (below), KBOLT_PROGRESS_FD
+# (progress).
 
 set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -13,6 +14,13 @@ case "$KMETA" in /*) ;; *) KMETA=$top/$KMETA ;; esac
 VMLINUX_61=$KBOLT_CACHE/$KERNEL_61_RELEASE/vmlinux
 VMLINUX_612=$KBOLT_CACHE/$KERNEL_612_RELEASE/vmlinux
 MODROOT=$KBOLT_CACHE/modroot
+# Why a test on a fetched kernel skips.  KBOLT_QUICK=1 (make check-quick) leaves every
+# kernel out: what needs one skips, and build_lab_kernel builds none
+no_kernels="no test kernels in $KBOLT_CACHE (scripts/fetch-kernels)"
+if [ -n "${KBOLT_QUICK:-}" ]; then
+	VMLINUX_61= VMLINUX_612= MODROOT=
+	no_kernels="KBOLT_QUICK=1 (make check-quick) leaves the kernels out"
+fi
 
 _tap_n=0
 _tap_pass=0
@@ -60,6 +68,40 @@ need_kernels() {	# sets have_kernels; tests on real kernels skip with a reason w
 	else
 		have_kernels=0
 	fi
+}
+
+# progress TEXT: "# TEXT" shown when it happens, not when the script ends: on the stream
+# selftests/run keeps open for it (KBOLT_PROGRESS_FD), else on stderr
+progress() {
+	if [ -n "${KBOLT_PROGRESS_FD:-}" ] &&
+	   { echo "# $*" >&"$KBOLT_PROGRESS_FD"; } 2>/dev/null; then
+		return
+	fi
+	echo "# $*" >&2
+}
+
+# build_lab_kernel VER LOG: scripts/build-kernel VER, which prints the output directory,
+# its messages in LOG.  A build the cache does not hold takes minutes: it is announced
+# before (progress) and timed after.  Under KBOLT_QUICK it fails, building nothing.
+build_lab_kernel() {
+	local ver=$1 log=$2 cores start rc=0 took
+	if [ -n "${KBOLT_QUICK:-}" ]; then
+		echo "KBOLT_QUICK=1 (make check-quick) builds no kernel" >"$log"
+		return 1
+	fi
+	"$top/scripts/build-kernel" --cached "$ver" 2>"$log" && return 0
+	cores=$(nproc)
+	progress "building the lab's $ver kernel (scripts/build-kernel $ver), about" \
+		"$(( (10 + cores - 1) / cores )) minutes on $cores cores; log in $log"
+	start=$SECONDS
+	"$top/scripts/build-kernel" "$ver" 2>"$log" || rc=$?
+	took="$(( (SECONDS - start) / 60 )) min $(( (SECONDS - start) % 60 )) s"
+	if [ $rc = 0 ]; then
+		progress "... the lab's $ver kernel built in $took"
+	else
+		progress "... scripts/build-kernel $ver failed after $took (exit $rc)"
+	fi
+	return $rc
 }
 
 VMTEST=$top/scripts/vmtest
@@ -119,7 +161,7 @@ proc_profile_61() {
 # skipped without the kernel, a failure if the recording failed
 need_proc_profile_61() {
 	if [ ! -s "$VMLINUX_61" ]; then
-		skip "$1" "no 6.1 vmlinux: run scripts/fetch-kernels"
+		skip "$1" "$no_kernels"
 		done_testing
 		exit 0
 	fi

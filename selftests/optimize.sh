@@ -292,7 +292,7 @@ check_match "... saying why" 'cannot create a file in' "$out"
 # --- the self-built 6.1 kernel, booted as a KASLR bzImage made from the output ---
 # (built here if selfbuilt.sh has not yet: scripts/build-kernel caches it)
 obj=$KBOLT_CACHE/build/6.1/obj
-if ! "$top/scripts/build-kernel" 6.1 >/dev/null 2>"$tmp/build.log" ||
+if ! build_lab_kernel 6.1 "$tmp/build.log" >/dev/null ||
    [ ! -e "$obj/arch/x86/boot/compressed/.vmlinux.cmd" ]; then
 	fail "self-built 6.1 kernel available" "$(tail -n 20 "$tmp/build.log")"
 	done_testing

@@ -15,7 +15,7 @@ esac
 
 
 for ver in 6.1 6.12; do
-	if ! out=$("$top/scripts/build-kernel" "$ver" 2>"$tmp/build.log"); then
+	if ! out=$(build_lab_kernel "$ver" "$tmp/build.log"); then
 		fail "$ver: kernel builds" "$(tail -n 20 "$tmp/build.log")"
 		continue
 	fi

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# The C unit tests (selftests/unit/*.c), built against libkmeta by make as
+# The C unit tests (selftests/unit/*.c), built against libkbolt and libkmeta by make as
 # $OUT/selftests/unit/NAME; each prints its own TAP and "N passed, N failed" line,
-# which this script re-counts.
+# which this script re-counts.  The tests of kbolt's stages (cfg, layout, emit,
+# orc_gen, remap) assemble and link their fixtures (selftests/fixtures/stages.S,
+# tables.S) when they run, with gcc and ld, through selftests/unit/fixture.h.
 . "$(dirname "$0")/lib.sh"
 out=${OUT:-.build/default}
 case "$out" in /*) ;; *) out=$top/$out ;; esac
