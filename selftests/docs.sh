@@ -19,6 +19,29 @@
 # of the plugin, every workload and each of its tests are in Documentation/lab.rst; the
 # evaluation plugin's messages are in Documentation/evaluate.rst.
 #
+# What the two man pages say the programs do is run, on the flow fixture (a vmlinux
+# assembled here, a profile of it), by conventions the pages keep:
+# - OPTIONS: each entry's description starts with the commands that take the option
+#   ("**optimize**, **heatmap**: ...", "**dump** only: ..."; none: every command), and a
+#   paragraph quotes the message and the exit status ("exits N") with which the other
+#   commands refuse it.  Every option is given to every command: taken (not exit 2) or
+#   refused so.  The synopses show, for each command, the options it takes and no
+#   others; each command's usage message is in DIAGNOSTICS and shows only those.
+# - EXIT STATUS: a bullet list under each status.  Each item has one or more cases in
+#   this file (its text without markup, a command line), which exit with that status;
+#   their error message is listed under a DIAGNOSTICS title saying "(exit status N)";
+#   optimize's failures leave no file behind.
+# - kbolt.rst, "Statistics": each line of optimize --stats is described by a term whose
+#   description starts with when it is printed ("With a profile only", "With a profile
+#   layout only", "Only for a vmlinux without ``.rela`` sections", "when *N* is not 0";
+#   none: always), checked over five runs (random, profile, greedy, random with a
+#   profile, no relocations); the dyno stats lines are those shown; the skip reasons
+#   those of SKIP REASONS, in order.  The JSON members of --stats -j are those the
+#   paragraph "With **-j**" names, printed always or, in the clause "with a profile",
+#   with a profile only; the example shows them in the order printed.
+# - What "make" builds is what README.md, the Makefile's first comment and "make help"
+#   say.
+#
 # Environment (besides lib.sh's): KMETA_HELP, KBOLT_HELP, files to use instead of
 # "$KMETA --help" and "$KBOLT --help"; KBOLT, the kbolt binary (default kbolt/kbolt).
 
@@ -530,6 +553,501 @@ def check_lab(help_file, lab_rst, vmtest, workloads):
             out('``%s``' % t in flat, 'lab.rst describes the test "%s" of %s' % (t, name),
                 'quote the description as ``%s`` in the section of %s' % (t, name))
 
+# What the man pages say the programs do, run: which command takes which option, the
+# exit status of each case EXIT STATUS lists, the lines and JSON members of --stats.
+# The runs are described by files docs.sh writes: one TAB-separated record a line.
+def read_table(path):
+    import shlex
+    rows = []
+    for l in open(path):
+        if l.strip() and not l.startswith('#'):
+            f = l.rstrip('\n').split('\t')
+            rows.append((f[0], f[1], shlex.split(f[2]) if len(f) > 2 else [], f[3:]))
+    return rows
+
+def run(binary, words, workdir, copy_file=False):
+    """binary WORDS in a fresh directory under workdir: (status, stdout, stderr, dir);
+    copy_file: on a copy of the first file WORDS name, made there (to be written over)"""
+    import os, shutil, subprocess, tempfile
+    d = tempfile.mkdtemp(dir=workdir)
+    for i, w in enumerate(words if copy_file else []):
+        if os.path.isfile(w):
+            words = words[:i] + [shutil.copy(w, d)] + words[i + 1:]
+            break
+    r = subprocess.run([binary] + words, cwd=d, capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout, r.stderr, d
+
+def shown(tool, words):
+    return ' '.join([tool] + [w.rsplit('/', 1)[-1] if w.startswith('/') else w for w in words])
+
+def error_line(stderr):
+    for l in stderr.splitlines():
+        if ': error: ' in l or l.startswith('error: '):
+            return l.strip()
+    return None
+
+# A message as DIAGNOSTICS writes it: upper-case words (FILE, N, 0xADDR, OPTION) stand
+# for what is printed, "..." for any text
+PLACEHOLDER = re.compile(r'(\.\.\.|(?<![a-wyzA-Z])[A-Z][A-Z0-9_]*(?![a-zA-Z]))')
+
+def lit_regex(lit, named=()):
+    rx = ''
+    for i, tok in enumerate(PLACEHOLDER.split(lit)):
+        if i % 2 == 0:
+            rx += r'\s+'.join(re.escape(w) for w in tok.split(' '))
+        elif tok in named:
+            rx += '(?P<%s>.+?)' % tok
+        else:
+            rx += '.*?' if tok == '...' else '.+?'
+    return rx
+
+def rst_body_under(text, title):
+    """The text under a title (any underline), up to the next title"""
+    lines, body, on = text.splitlines(), [], False
+    for i, l in enumerate(lines):
+        nxt = lines[i + 1] if i + 1 < len(lines) else ''
+        if l.strip() and re.fullmatch(r'([-=~^])\1*', nxt) and len(nxt) >= len(l.strip()):
+            if on:
+                break
+            on = l.strip() == title
+            continue
+        if on and not re.fullmatch(r'([-=~^])\1*', l):
+            body.append(l)
+    return '\n'.join(body)
+
+def rst_subsections(text, underline='-'):
+    lines, secs, cur = text.splitlines(), {}, None
+    for i, l in enumerate(lines):
+        nxt = lines[i + 1] if i + 1 < len(lines) else ''
+        if l.strip() and re.fullmatch(re.escape(underline) + '+', nxt) and len(nxt) >= len(l.strip()):
+            cur = l.strip()
+            secs[cur] = []
+        elif cur is not None and not re.fullmatch(re.escape(underline) + '+', l):
+            secs[cur].append(l)
+    return {k: '\n'.join(v) for k, v in secs.items()}
+
+def definitions(body):
+    """(term, description) of each definition-list item of body: a line at column 0
+    followed by indented lines"""
+    items, lines = [], body.splitlines()
+    for i, l in enumerate(lines):
+        if l.strip() and not l[0].isspace() and i + 1 < len(lines) and lines[i + 1].startswith('    '):
+            desc = []
+            for d in lines[i + 1:]:
+                if d.strip() and not d[0].isspace():
+                    break
+                desc.append(d)
+            items.append((l, '\n'.join(desc)))
+    return items
+
+def exit_messages(rst_file, tool, code):
+    """The messages DIAGNOSTICS lists under a title that says "(exit status CODE)"; of
+    kmeta.rst for kbolt too (kmeta's library reports them, with kbolt's name)"""
+    msgs = []
+    for f in rst_file:
+        text = open(f).read()
+        for title, body in rst_subsections(rst_sections(text).get('DIAGNOSTICS', '')).items():
+            if '(exit status %s)' % code in title:
+                for term, _ in definitions(body):
+                    for lit in re.findall(r'``(.+?)``', term):
+                        msgs.append(re.sub(r'\bkmeta\b', tool, lit))
+    return msgs
+
+def option_entries(rst_file, commands):
+    """OPTIONS: each entry's options, the commands that take them (its description
+    starts with them: "**optimize**, **heatmap**: ..."; none: every command) and the
+    option it implies; the paragraph that says how the others refuse it"""
+    section = rst_sections(open(rst_file).read()).get('OPTIONS', '')
+    entries, refusal = [], None
+    for term, desc in definitions(section):
+        if not term.startswith('**-'):
+            continue
+        opts = re.findall(r'\*\*(-[\w-]+)', term)
+        d = norm(desc)
+        m = re.match(r'((?:\*\*[a-z][\w-]*\*\*(?:, | and | or )?)+)(?: only)?:', d)
+        cmds = re.findall(r'\*\*([a-z][\w-]*)\*\*', m.group(1)) if m else list(commands)
+        imp = re.search(r'implies \*\*(-[\w-]+)\*\*', d)
+        entries.append({'opts': opts, 'cmds': cmds, 'all': m is None, 'term': unmarkup(term),
+                        'implies': imp.group(1) if imp else None})
+    for para in re.split(r'\n\s*\n', section):
+        if para.startswith((' ', '**-')) or 'refuse' not in para:
+            continue
+        p = norm(para)
+        msg = re.search(r'``(\w+: error: [^`]*)``', p)
+        code = re.search(r'exits (\d)', p)
+        if msg and code:
+            refusal = (msg.group(1), int(code.group(1)))
+    return entries, refusal
+
+def adapt(words, flags):
+    """A base command line for an option's sample: drop-file, without its first FILE (-m
+    NAME stands for it); drop-output, without -o OUT"""
+    import os
+    if 'drop-output' in flags and '-o' in words:
+        i = words.index('-o')
+        words = words[:i] + words[i + 2:]
+    for i, w in enumerate(words):
+        if 'drop-file' in flags and os.path.isfile(w):
+            return words[:i] + words[i + 1:]
+    return words
+
+def synopses(rst_file, tool, cmd):
+    """The synopsis lines of cmd: in SYNOPSIS, and the first line of its COMMANDS entry,
+    each as the list of options they show ([*OPTIONS*] expanded)"""
+    text = open(rst_file).read()
+    secs = rst_sections(text)
+    syn = secs.get('SYNOPSIS', '')
+    m = re.search(r'^\*OPTIONS\* := \{(.*)\}', syn, re.M)
+    common = re.findall(r'\*\*(-[\w-]+)\*\*', m.group(1)) if m else []
+    found = []
+    for l in syn.splitlines():
+        if l.startswith('| ') and re.search(r'\*\*%s\*\*' % re.escape(cmd), l):
+            found.append(('SYNOPSIS', l, re.findall(r'\*\*(-[\w-]+)', l) +
+                          (common if '[*OPTIONS*]' in l else [])))
+    body = rst_body_under(secs.get('COMMANDS', ''), cmd)
+    first = norm(body.split('\n\n')[0]) if body.strip() else ''
+    if first.startswith('**%s %s**' % (tool, cmd)):
+        found.append(('COMMANDS', first, re.findall(r'\*\*(-[\w-]+)', first)))
+    return found
+
+def check_option_matrix(rst_file, tool, binary, table):
+    """Every option of OPTIONS given to every command: taken by the commands its entry
+    names (the command line is not refused: exit status other than 2), refused by the
+    others with the message and exit status OPTIONS quotes"""
+    name = rst_name(rst_file)
+    rows = read_table(table)
+    workdir = next(r[1] for r in rows if r[0] == 'workdir')
+    bases = {r[1]: r[2] for r in rows if r[0] == 'base'}
+    samples = {r[1]: (r[2], ','.join(r[3])) for r in rows if r[0] == 'sample'}
+    commands = rst_titles(rst_sections(open(rst_file).read()).get('COMMANDS', ''), '-')
+    entries, refusal = option_entries(rst_file, commands)
+    out(len(entries) >= 5, '%s OPTIONS has entries' % name, '%d found' % len(entries))
+    out(refusal is not None, '%s OPTIONS says how a command refuses an option it does not '
+        'take (a paragraph quoting the ``%s: error: ...`` message, "exits N")' % (name, tool))
+    for c in commands:
+        out(c in bases, 'docs.sh has a command line of %s %s to give options to' % (tool, c))
+    for e in entries:
+        for c in e['cmds']:
+            out(c in commands, '%s OPTIONS entry %s names the command %s, which exists'
+                % (name, e['term'], c))
+        spec = next((samples[o] for o in e['opts'] if o in samples), None)
+        out(spec is not None, 'docs.sh has an argument to give %s with' % e['term'])
+        if spec is None:
+            continue
+        for c in commands:
+            if c not in bases:
+                continue
+            base = bases[c]
+            if any(o in base for o in e['opts']):	# "-o OUT": the base has it already
+                words = base
+            else:
+                words = adapt(base, spec[1]) + spec[0]
+            rc, so, se, _ = run(binary, words, workdir, 'copy-file' in spec[1])
+            said = '%s: exit %d: %s' % (shown(tool, words), rc, ' | '.join(se.splitlines()[:3]))
+            opt = e['opts'][-1]
+            if c in e['cmds']:
+                out(rc != (refusal[1] if refusal else 2), '%s %s %s: taken, as %s OPTIONS says'
+                    % (tool, c, opt, name), said)
+                continue
+            good = refusal is not None and rc == refusal[1]
+            msg = error_line(se) or ''
+            m = re.search(lit_regex(refusal[0], ('OPTION', 'COMMAND')) + r'\s*$', msg) \
+                if refusal else None
+            good = good and m is not None
+            if good and 'COMMAND' in m.groupdict():
+                good = m.group('COMMAND') == c
+            if good and 'OPTION' in m.groupdict():
+                good = any(word_in(o, m.group('OPTION')) for o in e['opts'] + [e['implies'] or '-'])
+            out(good, '%s %s %s: refused (exit %s, "%s"), as %s OPTIONS says'
+                % (tool, c, opt, refusal[1] if refusal else '?', refusal[0] if refusal else '?',
+                   name), said)
+    takes = {c: set(o for e in entries if c in e['cmds'] for o in e['opts']) for c in commands}
+    for c in commands:	# the synopses show what the command takes, and only that
+        for where, line, opts in synopses(rst_file, tool, c):
+            for o in opts:
+                out(o in takes[c], '%s %s shows %s for %s, which takes it' % (name, where, o, c),
+                    line)
+            if where == 'SYNOPSIS':
+                for e in entries:
+                    if not e['all'] and c in e['cmds']:
+                        out(any(o in opts for o in e['opts']), '%s SYNOPSIS of %s shows %s, '
+                            'which OPTIONS says it takes' % (name, c, e['term']), line)
+        base = bases.get(c)	# wrong number of arguments: the usage message
+        if base is None:
+            continue
+        words = [c] + [w for i, w in enumerate(base) if w == '-o' or (i and base[i - 1] == '-o')]
+        rc, so, se, _ = run(binary, words, workdir)
+        msg = error_line(se) or ''
+        docs = exit_messages([rst_file], tool, 2)	# verbatim, or by a generic message
+        mine = [m for m in docs if m.startswith('%s: error: usage: %s %s ' % (tool, tool, c))]
+        out(rc == 2 and (msg in mine or not mine and
+                         any(re.fullmatch(lit_regex(m), msg) for m in docs)),
+            '%s DIAGNOSTICS lists the usage message of %s under exit status 2'
+            % (name, shown(tool, words)), 'exit %d: %s' % (rc, msg))
+        for o in re.findall(r'(?<![\w-])(?<!\w\[)(--?[a-zA-Z][\w-]*)', msg.split('usage:')[-1]):
+            out(o in takes[c], 'usage message of %s shows %s, which %s OPTIONS says it takes'
+                % (c, o, name), msg)
+
+def exit_items(rst_file):
+    """EXIT STATUS: {code: (lead paragraph, [items])}, items being its bullet list"""
+    section = rst_sections(open(rst_file).read()).get('EXIT STATUS', '')
+    codes = {}
+    for term, desc in definitions(section):
+        m = re.fullmatch(r'\*\*(\d)\*\*', term.strip())
+        if not m:
+            continue
+        paras = re.split(r'\n\s*\n', desc)
+        items, cur = [], None
+        for l in desc.splitlines():
+            b = re.match(r'\s+- (.*)', l)
+            if b:
+                cur = [b.group(1)]
+                items.append(cur)
+            elif cur is not None and l.strip():
+                cur.append(l.strip())
+            else:
+                cur = None
+        codes[int(m.group(1))] = (norm(paras[0]), [unmarkup(' '.join(i)) for i in items])
+    return codes
+
+def check_exit_cases(rst_file, tool, binary, table, *more_rst):
+    """Each item of EXIT STATUS has a case of docs.sh (claim TAB command line), which exits
+    with the status the item is listed under; its error message is one DIAGNOSTICS lists
+    under a title of that status"""
+    name = rst_name(rst_file)
+    rows = read_table(table)
+    workdir = next(r[1] for r in rows if r[0] == 'workdir')
+    cases = [(r[1], r[2]) for r in rows if r[0] == 'case']
+    codes = exit_items(rst_file)
+    out(sorted(codes) == [0, 1, 2] and all(codes[c][1] for c in codes),
+        '%s EXIT STATUS lists the cases of 0, 1 and 2' % name, 'found %s' % sorted(codes))
+    claims = {i: c for c in codes for i in codes[c][1]}
+    for claim in claims:
+        out(any(c == claim for c, _ in cases), '%s EXIT STATUS %d, "%s": docs.sh has a case'
+            % (name, claims[claim], claim), 'add a case to docs.sh, or remove the item')
+    for claim, words in cases:
+        if claim not in claims:
+            out(False, 'case "%s" of docs.sh is an item of %s EXIT STATUS' % (claim, name),
+                'the item is gone or was reworded')
+            continue
+        code = claims[claim]
+        rc, so, se, d = run(binary, words, workdir)
+        out(rc == code, '%s EXIT STATUS %d, "%s": %s exits %d' % (name, code, claim,
+            shown(tool, words), code), 'exit %d: %s' % (rc, ' | '.join(se.splitlines()[:3])))
+        msg = error_line(se)
+        if code and msg:
+            docs = exit_messages([rst_file] + list(more_rst), tool, code)
+            out(any(re.search(lit_regex(m) + r'\s*$', msg) for m in docs),
+                '%s DIAGNOSTICS lists "%s" under a title of exit status %d'
+                % (name, msg.replace(workdir.rsplit('/', 1)[0] + '/', ''), code),
+                'move the message, or the item of EXIT STATUS')
+        if code == 1 and words[:1] == ['optimize'] and \
+           'optimize then leaves no OUT and no temporary file' in unmarkup(codes[1][0]):
+            import os
+            left = [f for r, _, fs in os.walk(d) for f in fs]
+            out(left == [], '%s: optimize left no OUT and no temporary file' % shown(tool, words),
+                'left: %s' % ' '.join(left))
+
+# --stats: the lines "Statistics" describes (under optimize), each with the condition
+# its description starts with, against the runs of docs.sh (mode TAB attributes TAB -
+# TAB stdout file TAB JSON file); attributes: profile, profile-layout, norelocs
+CONDITIONS = (('With a profile layout only', 'profile-layout'), ('With a profile only', 'profile'),
+              ('Only for a vmlinux without ``.rela`` sections', 'norelocs'))
+
+def term_regex(term):
+    """A line as a term writes it: ``text`` verbatim, *N* any text, [...] optional; a
+    space between two pieces is one in the line, an escaped one ("\\ ") is none"""
+    rx, names, space = '', [], False
+    for tok in re.findall(r'``.*?``|\*[^*\s]+\*|\\ |\[|\]|\s+|[^\s`*\[\]\\]+', term):
+        if tok.isspace() or tok == '\\ ':
+            space = tok.isspace()
+            continue
+        sep, space = ' ' if space and rx and tok != ']' else '', False
+        if tok == '[':
+            rx += '(?:' + sep
+        elif tok == ']':
+            rx += ')?'
+        elif tok.startswith('``'):
+            rx += sep + re.escape(tok[2:-2])
+        elif tok.startswith('*'):
+            names.append(tok[1:-1])
+            rx += sep + '(?P<g%d>.+?)' % (len(names) - 1)
+        else:
+            rx += sep + re.escape(tok)
+    return rx, names
+
+def stats_runs(modes_file):
+    import json
+    runs = []
+    for mode, attrs, _, rest in read_table(modes_file):
+        text = open(rest[0]).read().splitlines()
+        js = open(rest[1]).read().strip().splitlines()
+        runs.append((mode, set(a for a in attrs.split(',') if a), text,
+                     json.loads(js[-1]) if js else None))
+    return runs
+
+def skip_reasons(text):
+    """(identifier, sentence) of each SKIP REASONS entry: ``id`` (``sentence``)"""
+    out = []
+    for t, _ in definitions(rst_sections(text).get('SKIP REASONS', '')):
+        lits = re.findall(r'``([^`]+)``', t)
+        out.append((lits[0], lits[1] if len(lits) > 1 else ''))
+    return out
+
+def check_stats_lines(rst_file, modes_file):
+    name = rst_name(rst_file)
+    text = open(rst_file).read()
+    body = rst_body_under(text, 'Statistics')
+    reasons = [s for _, s in skip_reasons(text)]
+    terms = []
+    for term, desc in definitions(body):
+        if not term.startswith('``'):
+            continue
+        d = norm(desc)
+        cond = set(a for lead, a in CONDITIONS if d.startswith(lead))
+        if re.match(r'(?:[^.:]*?,\s*)?when \*N\* is not 0', d, re.I):
+            cond.add('nonzero')
+        rx, names = term_regex(term)
+        terms.append((unmarkup(term), re.compile(rx), names, cond))
+    out(len(terms) >= 5, '%s Statistics describes the lines of --stats' % name,
+        '%d found' % len(terms))
+    runs = stats_runs(modes_file)
+    dyno_at = lambda lines: next((i for i, l in enumerate(lines) if l.startswith('dyno stats')),
+                                 len(lines))
+    printed_by = {t[0]: [] for t in terms}
+    for mode, attrs, lines, _ in runs:
+        undocumented = []
+        for l in lines[:dyno_at(lines)]:
+            hit = None
+            for shown_term, rx, names, cond in terms:
+                m = rx.fullmatch(l.strip())
+                if m:
+                    hit = shown_term
+                    break
+            if hit is None:
+                undocumented.append(l)
+                continue
+            printed_by[hit].append(mode)
+            if 'REASON' in names:
+                r = m.group('g%d' % names.index('REASON'))
+                out(r in reasons, 'the skip reason "%s" of --stats (%s) is in SKIP REASONS'
+                    % (r, mode))
+            if 'nonzero' in cond and 'N' in names:
+                out(m.group('g%d' % names.index('N')) != '0', '"%s" is printed only when N is '
+                    'not 0, as %s Statistics says (%s)' % (hit, name, mode), l)
+        out(undocumented == [], 'every line of optimize --stats, %s, is described in %s '
+            'Statistics' % (mode, name), 'undocumented: %s' % ' | '.join(undocumented))
+    for shown_term, rx, names, cond in terms:
+        need = cond - {'nonzero'}
+        wrong = [m for m, attrs, _, _ in runs
+                 if (m in printed_by[shown_term]) != need.issubset(attrs) and
+                 not ('nonzero' in cond and m not in printed_by[shown_term])]
+        when = ', '.join(sorted(cond)) or 'always'
+        out(wrong == [] and printed_by[shown_term] != [], '%s Statistics: "%s" is printed '
+            '%s' % (name, shown_term, when), 'not so in: %s; printed in: %s' %
+            (' '.join(wrong) or '-', ' '.join(printed_by[shown_term]) or 'no run'))
+    # the dyno stats: the block after "With a profile, the dyno stats follow"
+    m = re.search(r'^(With a profile, the dyno stats follow.*?)::\n(.*?)\n\n(\S.*?)\n\n',
+                  body, re.S | re.M)
+    out(m is not None, '%s Statistics shows the dyno stats block' % name)
+    if not m:
+        return
+    label = lambda l: norm(re.sub(r'^[\s\d().%+-]*', '', l))
+    doc = [label(l) for l in m.group(2).splitlines() if l.strip()]
+    optional_last = 'the last line, when there is one' in norm(m.group(3))
+    for mode, attrs, lines, _ in runs:
+        got = [label(l) for l in lines[dyno_at(lines):]]
+        if 'profile' in attrs:
+            good = got == doc or (optional_last and got == doc[:-1])
+        else:
+            good = got == []
+        out(good, 'optimize --stats, %s: the dyno stats lines are those of %s%s' % (
+            mode, name, '' if 'profile' in attrs else ' (none: no profile)'),
+            'printed: %s' % ' | '.join(got))
+
+def json_key_names(v, skip_children_of='skipped'):
+    names = []
+    if isinstance(v, dict):
+        for k, x in v.items():
+            names.append(k)
+            if k == skip_children_of and isinstance(x, dict):
+                for y in x.values():
+                    names += json_key_names(y)
+            else:
+                names += json_key_names(x)
+    return names
+
+def check_stats_json(rst_file, modes_file):
+    """The members the paragraph "With **-j**" of Statistics names, each printed in the
+    runs its clause says ("with a profile": those with a profile), and no others"""
+    name = rst_name(rst_file)
+    text = open(rst_file).read()
+    body = rst_body_under(text, 'Statistics')
+    m = re.search(r'^With \*\*-j\*\*.*?::$', body, re.S | re.M)
+    out(m is not None, '%s Statistics names the JSON members of --stats -j' % name)
+    if not m:
+        return
+    para = norm(m.group(0).split('::')[0])
+    cond = {}
+    for clause in para.split(';'):
+        c = clause.strip()
+        c = re.sub(r'^and,?\s*', '', c)
+        need = {'profile-layout'} if c.startswith('with a profile layout') else \
+               {'profile'} if c.startswith('with a profile') else set()
+        for k in re.findall(r'``([a-z_]+)``', clause):
+            cond.setdefault(k, need)
+    out(len(cond) >= 10, 'JSON members found in %s' % name, '%d found' % len(cond))
+    runs = stats_runs(modes_file)
+    printed = {mode: set(json_key_names(j)) for mode, _, _, j in runs}
+    for k, need in cond.items():
+        wrong = [mode for mode, attrs, _, _ in runs if (k in printed[mode]) != need.issubset(attrs)]
+        out(wrong == [], '%s: the JSON member %s of optimize --stats -j is printed %s' % (
+            name, k, 'with a profile layout only' if 'profile-layout' in need else
+            'with a profile only' if need else 'always'), 'not so in: %s' % ' '.join(wrong))
+    for mode, attrs, _, j in runs:
+        extra = sorted(printed[mode] - set(cond))
+        out(extra == [], 'every JSON member of optimize --stats -j, %s, is named in %s' % (
+            mode, name), 'not named: %s' % ' '.join(extra))
+        if 'profile' not in attrs and '0 without a profile' in para:
+            nonzero = [k for k in json_key_names(j) if k.endswith('weight')
+                       and k in j and j[k] != 0]
+            out(nonzero == [], 'without a profile (%s) the weights are 0' % mode,
+                ' '.join(nonzero))
+    reasons = [i for i, _ in skip_reasons(text)]
+    js = runs[0][3]
+    out(js is not None and list(js.get('skipped', {})) == reasons,
+        'the members of "skipped" are the SKIP REASONS of %s, in order' % name,
+        'printed: %s' % '; '.join(js.get('skipped', {}) if js else []))
+    example = re.search(r'--stats -p\n    \{\n(.*?)\n    \}', body, re.S)
+    shown_keys = re.findall(r'^      "(\w+)":', example.group(1), re.M) if example else []
+    full = next((list(j) for mode, attrs, _, j in runs if 'profile-layout' in attrs), [])
+    it = iter(full)
+    out(shown_keys != [] and all(k in it for k in shown_keys),
+        'the JSON example of %s Statistics has the members in the order printed' % name,
+        'example: %s; printed: %s' % (' '.join(shown_keys), ' '.join(full)))
+
+def check_make_targets(makefile, readme):
+    """What "make" builds (the programs the all target links into the tree, and the man
+    pages), as the README, the Makefile's first comment and "make help" say"""
+    mk = open(makefile).read()
+    m = re.search(r'^all:((?:.*\\\n)*.*)', mk, re.M)
+    built = re.findall(r'\bk\w+/[\w.-]+', m.group(1)) if m else []
+    out(len(built) >= 2 and ' man' in m.group(1), 'the all target of the Makefile links the '
+        'programs and makes the man pages', ' '.join(built))
+    rd = open(readme).read()
+    places = {
+        'README.md, "Other targets"': re.search(r'^`make` builds (.*?)\(`V=1`', rd, re.M | re.S),
+        'the first comment of the Makefile': re.search(r'^# kbolt toolkit\.  make: (.*?);', mk,
+                                                        re.M | re.S),
+        '"make help"': re.search(r"^help:\n\t@echo 'make \[[^\n]*?build (.*?)\n\t@echo 'make check",
+                                 mk, re.M | re.S),
+    }
+    for where, pm in places.items():
+        said = pm.group(1) if pm else ''
+        missing = [b for b in built if b not in said] + ([] if 'man pages' in said else ['man pages'])
+        out(pm is not None and missing == [], '%s names what make builds' % where,
+            'missing: %s' % ' '.join(missing))
+
 cmd, args = sys.argv[1], sys.argv[2:]
 if cmd == 'options':
     check_options(*args)
@@ -561,6 +1079,16 @@ elif cmd == 'examples':
     check_examples(*args)
 elif cmd == 'block':
     check_block(*args)
+elif cmd == 'option-matrix':	# RST TOOL BINARY TABLE
+    check_option_matrix(*args)
+elif cmd == 'exit-cases':	# RST TOOL BINARY TABLE [RST...]
+    check_exit_cases(*args)
+elif cmd == 'stats-lines':	# RST MODES
+    check_stats_lines(*args)
+elif cmd == 'stats-json':	# RST MODES
+    check_stats_json(*args)
+elif cmd == 'make-targets':	# MAKEFILE README
+    check_make_targets(*args)
 EOF
 
 # run_checker DESCRIPTION SUBCOMMAND ARGS...: turn the checker's records into TAP lines
@@ -644,7 +1172,7 @@ if [ "$have_kernels" = 1 ]; then
 	fi
 else
 	skip "table names printed by kmeta summary are documented" \
-		"no test kernels in $KBOLT_CACHE (scripts/fetch-kernels)"
+		"$no_kernels"
 fi
 run_checker tables tables "$help" "$man_rst" "$tables_rst" "$summary_json" "${sources[@]}"
 run_checker messages messages "$man_rst" "$top" "${sources[@]}"
@@ -664,7 +1192,7 @@ if [ "$have_kernels" = 1 ]; then
 	done
 else
 	skip "the examples of kmeta.rst and tables.rst are what kmeta prints" \
-		"no test kernels in $KBOLT_CACHE (scripts/fetch-kernels)"
+		"$no_kernels"
 fi
 
 # Rendering: rst2man as the Makefile runs it, and tables.rst through docutils
@@ -748,8 +1276,195 @@ if [ "$have_kernels" = 1 ] && [ -x "$KBOLT" ]; then
 	fi
 else
 	skip "the JSON members of kbolt check-profile are documented" \
-		"no test kernels in $KBOLT_CACHE (scripts/fetch-kernels), or no $KBOLT"
+		"$no_kernels, or no $KBOLT"
 fi
+
+# Behaviour: what kbolt.rst and kmeta.rst say about options, exit status and the output
+# of optimize --stats, run on the flow fixture (fixtures/flow.S), a vmlinux of 22
+# functions kbolt rewrites in milliseconds, linked with and without its .rela sections,
+# and a profile of two of its functions.  The tables below name the command lines; the
+# checker runs them, each in a directory of its own.
+beh=$tmp/behaviour
+mkdir -p "$beh/runs"
+lds=(-e _text -T "$top/selftests/fixtures/vmlinux.lds" --no-warn-rwx-segments)
+sed 's/^8:\tud2;/8:\tnop; nop;/' "$top/selftests/fixtures/flow.S" > "$beh/badbug.S"	# bug table at nops
+sed 's/movl\t$0x5a5a, %eax/movl\t$0x5a5b, %eax/' "$top/selftests/fixtures/flow.S" > "$beh/changed.S"
+printf '.pushsection .orc_unwind, "a"\n.word 8, 0, 5\n.popsection\n' > "$beh/orc1.S"	# an ip short
+fixture_ok=1
+for f in flow badbug changed; do
+	src=$beh/$f.S
+	[ $f = flow ] && src=$top/selftests/fixtures/flow.S
+	gcc -c -I "$top/selftests/fixtures" -o "$beh/$f.o" "$src" &&
+		ld -q "${lds[@]}" -o "$beh/$f" "$beh/$f.o" || fixture_ok=0
+done
+gcc -c -o "$beh/orc1.o" "$beh/orc1.S" && ld -q "${lds[@]}" -o "$beh/badorc" "$beh/flow.o" "$beh/orc1.o" &&
+	ld "${lds[@]}" -o "$beh/norelocs" "$beh/flow.o" || fixture_ok=0
+fx=$beh/flow
+rand=$beh/rand
+# the profile: every direct branch of flow_syscall and flow_sysenter taken 100 times
+objdump -d --no-show-raw-insn "$fx" 2>/dev/null | awk '
+	/<flow_sys(call|enter)>:$/ { on = 1; next }
+	/^$/ { on = 0 }
+	on && $2 ~ /^j/ && $3 ~ /^[0-9a-f]+$/ {
+		sub(":", "", $1)
+		printf "B %s %s 100 %s\n", $1, $3, $2 == "jmp" ? "jmp" : "jcc"
+	}' > "$beh/records"
+first=$(head -n 1 "$beh/records" | cut -d' ' -f2)
+printf 'kbolt-profile 1\nbuild-id -\nrelease -\n' > "$beh/none.prof"
+cat "$beh/none.prof" "$beh/records" > "$beh/prof"
+{ cat "$beh/prof"; echo "B $first $(nm "$fx" | awk '$3 == "flow_syscall" {print $1}') 1 jcc"; } \
+	> "$beh/bad.prof"	# a jcc to its function's entry: not its encoded target
+{ printf 'kbolt-profile 1\nbuild-id -\nrelease 0.0-other\n'; cat "$beh/records"; } > "$beh/other.prof"
+echo 'not a vmlinux, nor a profile' > "$beh/text"
+if [ $fixture_ok = 1 ] && [ "$(wc -l < "$beh/records")" -ge 6 ] && [ -x "$KBOLT" ] &&
+   "$KBOLT" optimize "$fx" -o "$rand" --layout random --seed 1; then
+	ok "the flow fixture, its variants and its profile are made"
+else
+	fail "the flow fixture, its variants and its profile are made" "gcc, ld or $KBOLT failed"
+	fixture_ok=0
+fi
+
+# row KIND NAME WORDS [FLAGS]: one line of a table
+row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${3:-}" "${4:-}"; }
+# Options: a command line of each command that succeeds, and an argument for each option
+{
+	row workdir "$beh/runs"
+	row base optimize "optimize $fx -o out --layout random --seed 1"
+	row base verify "verify $fx $rand"
+	row base check-profile "check-profile $fx $beh/prof"
+	row base profile-to-bolt "profile-to-bolt -o out.bolt $beh/prof"
+	row base heatmap "heatmap $fx $beh/prof -o heat.svg"
+	row base fix-sites "fix-sites $fx -o out"
+	for o in -j -p -f --stats --strip-debug -h -V; do row sample $o "$o"; done
+	row sample -o "-o out2"
+	row sample --profile "--profile $beh/prof"
+	row sample --layout "--layout random"
+	row sample --seed "--seed 2"
+	row sample --funcs "--funcs flow_*"
+	row sample --skip-funcs "--skip-funcs flow_ret"
+	row sample --optimized "--optimized $rand"
+	row sample --in-place --in-place drop-output,copy-file
+} > "$beh/kbolt-options"
+{
+	row workdir "$beh/runs"
+	row base summary "summary $fx"
+	row base dump "dump orc $fx"
+	row base check "check $fx"
+	row base diff "diff $fx $fx"
+	for o in -j -p -v -h -V; do row sample $o "$o"; done
+	row sample -m "-m no_such_module" drop-file	# -m NAME stands for the first FILE
+	row sample -r "-m no_such_module -r 0.0" drop-file
+	row sample -d "-m no_such_module -r 0.0 -d ." drop-file
+	row sample --func "--func flow_*"
+	row sample --addr "--addr 0xffffffff81000000-0xffffffff81001000"
+} > "$beh/kmeta-options"
+# Exit status: a case for each item of EXIT STATUS (the item's text, without markup).
+# The usage errors name files that do not exist: exit 2, not 1, shows none was read.
+{
+	row workdir "$beh/runs"
+	row case "optimize: OUT was written and verified" "optimize $fx -o out --layout random --seed 1"
+	row case "verify: NEW is ORIG with blocks moved" "verify $fx $rand"
+	row case "check-profile: every record agrees with the kernel or was not checked (outside, patched)" \
+		"check-profile $fx $beh/prof"
+	row case "profile-to-bolt: OUT was written" "profile-to-bolt -o out $beh/prof"
+	row case "heatmap: FILE was written" "heatmap $fx $beh/prof -o heat.png"
+	row case "fix-sites: OUT was written" "fix-sites $fx -o out"
+	for w in -h -V "verify -h" "optimize a -V"; do row case "-h or -V, with or without a command" "$w"; done
+	row case "the image cannot be read" "verify $beh/text $fx"
+	row case "the profile cannot be read" "check-profile $fx $beh/text"
+	row case "the profile has no records" "check-profile $fx $beh/none.prof"
+	row case "the profile was recorded on another kernel (without --force)" \
+		"check-profile $fx $beh/other.prof"
+	row case "the profile was recorded on another kernel (without --force)" \
+		"optimize $fx -o out --profile $beh/other.prof"
+	row case "a record disagrees with the kernel's code (check-profile)" "check-profile $fx $beh/bad.prof"
+	row case "optimize refuses the kernel, or cannot rewrite it" \
+		"optimize $beh/flow.o -o out --layout random --seed 1"
+	row case "verification fails (verify, or optimize's own)" "verify $fx $beh/changed"
+	row case "OUT cannot be written" "optimize $fx -o no/such/dir/out --layout random --seed 1"
+	row case "no command" ""
+	row case "an unknown option" "verify --frobnicate a b"
+	row case "an unknown command" "frobnicate a"
+	row case "the wrong number of arguments" "verify a"
+	row case "an option without its argument" "optimize a --layout random --seed 1 -o"
+	row case "an argument an option does not take (--layout, --seed)" "optimize a -o out --layout frob"
+	row case "an argument an option does not take (--layout, --seed)" "optimize a -o out --seed 0x10"
+	row case "-o missing" "optimize a --layout random --seed 1"
+	row case "an option given to a command that does not take it (OPTIONS)" "verify --stats a b"
+	row case "an optimize without a layout to make" "optimize a -o out"
+	claim="optimize options that contradict each other (--layout profile or greedy without"
+	for w in "--layout greedy" "--layout profile" "--profile p --seed 1"; do
+		row case "$claim --profile, --seed with a profile layout)" "optimize a -o out $w"
+	done
+	row case "a heatmap FILE that ends neither in .svg nor in .png" "heatmap a p -o heat.jpg"
+} > "$beh/kbolt-cases"
+{
+	row workdir "$beh/runs"
+	row case "check: no violation" "check $fx"
+	row case "diff: no difference" "diff $fx $fx"
+	row case "dump of a table the image does not have" "dump kcfi_traps $fx"
+	for w in -h -V "summary -h" "diff a -V"; do row case "-h or -V, with or without a command" "$w"; done
+	row case "the image cannot be read" "summary $beh/text"
+	row case "a table cannot be decoded" "dump orc $beh/badorc"
+	row case "check found violations" "check $beh/badbug"
+	row case "diff found differences" "diff $fx $rand"
+	row case "an unknown option" "--frobnicate summary a"
+	row case "an unknown command" "frobnicate a"
+	row case "an unknown table" "dump frob a"
+	row case "an ambiguous command prefix" "d a"
+	row case "the wrong number of FILE arguments" "summary a b"
+	row case "an invalid combination of options" "-d . summary a"
+	row case "an invalid combination of options" "-m virtio_net -d . summary"
+	row case "an invalid combination of options" "--func flow_* summary a"
+} > "$beh/kmeta-cases"
+# optimize --stats in each mode, plain and -j: mode, what it has, the two outputs
+[ $fixture_ok = 1 ] && {
+	while read -r mode attrs vmlinux args; do
+		"$KBOLT" optimize "$vmlinux" -o "$beh/$mode.out" $args --stats > "$beh/$mode.txt" &&
+			"$KBOLT" optimize "$vmlinux" -o "$beh/$mode.out" $args --stats -j > "$beh/$mode.json" ||
+			echo "optimize $args failed" >&2
+		row "$mode" "$attrs" - "$beh/$mode.txt	$beh/$mode.json"
+	done <<-EOF
+	random none $fx --layout random --seed 1
+	profile profile,profile-layout $fx --profile $beh/prof
+	greedy profile,profile-layout $fx --profile $beh/prof --layout greedy
+	random-profile profile $fx --profile $beh/prof --layout random --seed 1
+	norelocs norelocs $beh/norelocs --layout random --seed 1
+	EOF
+} > "$beh/modes" 2> "$beh/modes.err"
+if [ $fixture_ok = 1 ]; then
+	check_eq "optimize --stats runs in every mode" "" "$(grep -v ': info: ' "$beh/modes.err")"
+	# The checker can fail: a false claim of each kind planted in a copy of kbolt.rst
+	sed 's/^    \*\*optimize\*\*: once \*OUT\*/    **optimize** and **verify**: once *OUT*/' \
+		"$kbolt_rst" > "$tmp/kbolt-fake.rst"
+	expect_fail "an option documented for a command that refuses it fails" \
+		'kbolt verify --stats: taken' option-matrix "$tmp/kbolt-fake.rst" kbolt "$KBOLT" \
+		"$beh/kbolt-options"
+	sed -e '/^    - the profile has no records$/d' \
+		-e '/^    - an unknown command$/a\    - the profile has no records' \
+		"$kbolt_rst" > "$tmp/kbolt-fake.rst"
+	expect_fail "an exit status the case does not give fails" \
+		'EXIT STATUS 2, "the profile has no records"' exit-cases "$tmp/kbolt-fake.rst" kbolt \
+		"$KBOLT" "$beh/kbolt-cases" "$man_rst"
+	sed 's/^    With a profile only: shares/    Shares/' "$kbolt_rst" > "$tmp/kbolt-fake.rst"
+	expect_fail "a --stats line printed more rarely than documented fails" \
+		'"profile weight: P% in rewritten functions, P2% in functions kept as they were" is printed always' \
+		stats-lines "$tmp/kbolt-fake.rst" "$beh/modes"
+	sed -e '/``kept``, ``not_analysed`` (0 unless$/{N;s/ ``not_analysed`` (0 unless\nthe layout is a profile layout), /\n/}' \
+		-e 's/``jump_labels_widened``; and, with a/``jump_labels_widened``; with a profile layout ``not_analysed`` after ``kept``; and, with a/' \
+		"$kbolt_rst" > "$tmp/kbolt-fake.rst"
+	expect_fail "a JSON member printed more often than documented fails" \
+		'JSON member not_analysed of optimize --stats -j is printed with a profile layout only' \
+		stats-json "$tmp/kbolt-fake.rst" "$beh/modes"
+
+	run_checker "kbolt option matrix" option-matrix "$kbolt_rst" kbolt "$KBOLT" "$beh/kbolt-options"
+	run_checker "kmeta option matrix" option-matrix "$man_rst" kmeta "$KMETA" "$beh/kmeta-options"
+	run_checker "kbolt exit status" exit-cases "$kbolt_rst" kbolt "$KBOLT" "$beh/kbolt-cases" "$man_rst"
+	run_checker "kmeta exit status" exit-cases "$man_rst" kmeta "$KMETA" "$beh/kmeta-cases"
+	run_checker "optimize --stats lines" stats-lines "$kbolt_rst" "$beh/modes"
+	run_checker "optimize --stats JSON" stats-json "$kbolt_rst" "$beh/modes"
+fi
+run_checker "what make builds" make-targets "$top/Makefile" "$top/README.md"
 
 # The boot lab: Documentation/lab.rst against "scripts/vmtest --help" (which exits 2),
 # scripts/vmtest's messages, the plugin's messages and the workloads

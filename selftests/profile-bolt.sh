@@ -243,7 +243,7 @@ EOF
 		'61.bolt: error: kbolt: [0-9]+ of its 8 records in .* miss its instructions: ' "$out"
 else
 	skip "the 6.1 proc records in BOLT's format, on the 6.1 and 6.12 kernels" \
-		"no test kernels in $KBOLT_CACHE (scripts/fetch-kernels)"
+		"$no_kernels"
 fi
 
 done_testing
