@@ -106,25 +106,18 @@ static void print_stats(struct kbolt_opts *o, const struct prof *p, const struct
 	}
 	json_init(&j, stdout, o->pretty);
 	json_obj_open(&j);
-	json_key(&j, "profile");
-	json_str(&j, p->path);
-	json_key(&j, "records");
-	json_u64(&j, r->records);
+	json_member_str(&j, "profile", p->path);
+	json_member_u64(&j, "records", r->records);
 	json_key(&j, "by_kind");
 	json_obj_open(&j);
 	for (int k = 0; k < PK_NR; k++) {
-		json_key(&j, prof_kind_name(k));
-		json_u64(&j, r->by_kind[k]);
+		json_member_u64(&j, prof_kind_name(k), r->by_kind[k]);
 	}
 	json_obj_close(&j);
-	json_key(&j, "agree");
-	json_u64(&j, r->agree);
-	json_key(&j, "patched");
-	json_u64(&j, r->patched);
-	json_key(&j, "outside");
-	json_u64(&j, r->outside);
-	json_key(&j, "disagree");
-	json_u64(&j, r->disagree);
+	json_member_u64(&j, "agree", r->agree);
+	json_member_u64(&j, "patched", r->patched);
+	json_member_u64(&j, "outside", r->outside);
+	json_member_u64(&j, "disagree", r->disagree);
 	json_obj_close(&j);
 	json_end(&j);
 }

@@ -28,6 +28,11 @@ struct opts {
 
 /* Image idx of the command's FILE arguments (-m NAME is image 0); NULL after reporting. */
 struct kmeta_image *cmd_open_image(struct opts *o, int idx);
+/*
+ * The same with every table located first: an error must not cut a command's output
+ * short once it has begun.  NULL after reporting.
+ */
+struct kmeta_image *cmd_open_tables(struct opts *o, int idx);
 
 int cmd_summary(struct opts *o);
 int cmd_dump(struct opts *o);

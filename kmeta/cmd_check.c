@@ -26,39 +26,26 @@ static void report(struct check_ctx *c, uint64_t addr, const char *msg)
 		return;
 	}
 	json_obj_open(&out->o->json_out);
-	json_key(&out->o->json_out, "table");
-	json_str(&out->o->json_out, c->t->desc->name);
-	json_key(&out->o->json_out, "entry");
-	json_u64(&out->o->json_out, c->e ? c->e->idx : 0);
-	json_key(&out->o->json_out, "site");
-	json_str(&out->o->json_out, where);
-	json_key(&out->o->json_out, "site_addr");
-	json_hex(&out->o->json_out, addr);
-	json_key(&out->o->json_out, "message");
-	json_str(&out->o->json_out, msg);
+	json_member_str(&out->o->json_out, "table", c->t->desc->name);
+	json_member_u64(&out->o->json_out, "entry", c->e ? c->e->idx : 0);
+	json_member_str(&out->o->json_out, "site", where);
+	json_member_hex(&out->o->json_out, "site_addr", addr);
+	json_member_str(&out->o->json_out, "message", msg);
 	json_obj_close(&out->o->json_out);
 }
 
 int cmd_check(struct opts *o)
 {
-	struct kmeta_image *img = cmd_open_image(o, 0);
+	struct kmeta_image *img = cmd_open_tables(o, 0);
 	struct check_out out = { .o = o };
 	struct check_ctx c = { .report = report, .priv = &out };
 	int err = 0;
 
 	if (!img)
 		return 1;
-	/* locate every table before printing: an error must not cut the output short */
-	for (unsigned int i = 0; i < nr_table_descs; i++) {
-		if (!table_get(img, table_descs[i])) {
-			kmeta_close(img);
-			return 1;
-		}
-	}
 	if (o->json) {
 		json_obj_open(&o->json_out);
-		json_key(&o->json_out, "file");
-		json_str(&o->json_out, img->path);
+		json_member_str(&o->json_out, "file", img->path);
 		json_key(&o->json_out, "violations");
 		json_arr_open(&o->json_out);
 	}
@@ -73,8 +60,7 @@ int cmd_check(struct opts *o)
 	}
 	if (o->json) {
 		json_arr_close(&o->json_out);
-		json_key(&o->json_out, "nr_violations");
-		json_u64(&o->json_out, c.nr_violations);
+		json_member_u64(&o->json_out, "nr_violations", c.nr_violations);
 		json_obj_close(&o->json_out);
 		json_end(&o->json_out);
 	} else if (!err) {

@@ -174,8 +174,7 @@ int cmd_diff(struct opts *o)
 	err = diff_images(o, a, b, &nr_diff);
 	if (o->json && !err) {
 		json_obj_close(&o->json_out);
-		json_key(&o->json_out, "nr_differences");
-		json_u64(&o->json_out, nr_diff);
+		json_member_u64(&o->json_out, "nr_differences", nr_diff);
 		json_obj_close(&o->json_out);
 		json_end(&o->json_out);
 	}

@@ -54,15 +54,11 @@ static void print_json(struct json *j, struct kmeta_table *t, const struct kmeta
 	char buf[KMETA_ADDR_STR_SIZE];
 
 	json_obj_open(j);
-	json_key(j, "index");
-	json_u64(j, e->idx);
-	json_key(j, "site");
-	json_str(j, kmeta_addr_str(t->img, e->site, buf, sizeof(buf)));
-	json_key(j, "site_addr");
-	json_hex(j, e->site);
+	json_member_u64(j, "index", e->idx);
+	json_member_str(j, "site", kmeta_addr_str(t->img, e->site, buf, sizeof(buf)));
+	json_member_hex(j, "site_addr", e->site);
 	if (t->nr_ranges > 1 && !t->desc->read) {
-		json_key(j, "range");
-		json_str(j, t->ranges[e->range].name);
+		json_member_str(j, "range", t->ranges[e->range].name);
 	}
 	for (unsigned int i = 0; i < TABLE_MAX_FIELDS && l->fields[i].name; i++) {
 		const struct field *f = &l->fields[i];
@@ -70,20 +66,17 @@ static void print_json(struct json *j, struct kmeta_table *t, const struct kmeta
 		if (f->role == FR_SITE)
 			continue;
 		table_format_field(t, e, i, buf, sizeof(buf));
-		json_key(j, f->name);
-		json_str(j, buf);
+		json_member_str(j, f->name, buf);
 		if (f->role == FR_CODE || f->role == FR_DATA) {
 			char key[64];
 
 			snprintf(key, sizeof(key), "%s_addr", f->name);
-			json_key(j, key);
-			json_hex(j, e->val[i]);
+			json_member_hex(j, key, e->val[i]);
 		} else {
 			char key[64];
 
 			snprintf(key, sizeof(key), "%s_raw", f->name);
-			json_key(j, key);
-			json_s64(j, (int64_t)e->raw[i]);
+			json_member_s64(j, key, (int64_t)e->raw[i]);
 		}
 	}
 	json_obj_close(j);
@@ -95,10 +88,8 @@ static int dump_table(struct opts *o, struct kmeta_table *t)
 
 	if (o->json) {
 		json_obj_open(&o->json_out);
-		json_key(&o->json_out, "table");
-		json_str(&o->json_out, t->desc->name);
-		json_key(&o->json_out, "layout");
-		json_str(&o->json_out, t->present ? t->layout->name : "");
+		json_member_str(&o->json_out, "table", t->desc->name);
+		json_member_str(&o->json_out, "layout", t->present ? t->layout->name : "");
 		json_key(&o->json_out, "entries");
 		json_arr_open(&o->json_out);
 	}

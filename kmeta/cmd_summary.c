@@ -44,22 +44,14 @@ static void print_json_table(struct json *j, struct kmeta_table *t, struct table
 {
 	json_key(j, t->desc->name);
 	json_obj_open(j);
-	json_key(j, "present");
-	json_bool(j, t->present);
-	json_key(j, "layout");
-	json_str(j, t->present ? t->layout->name : "");
-	json_key(j, "slots");
-	json_u64(j, t->nr_slots);
-	json_key(j, "entries");
-	json_u64(j, n->entries);
-	json_key(j, "filler");
-	json_u64(j, n->filler);
-	json_key(j, "text");
-	json_u64(j, n->text);
-	json_key(j, "init_text");
-	json_u64(j, n->init_text);
-	json_key(j, "other");
-	json_u64(j, n->other);
+	json_member_bool(j, "present", t->present);
+	json_member_str(j, "layout", t->present ? t->layout->name : "");
+	json_member_u64(j, "slots", t->nr_slots);
+	json_member_u64(j, "entries", n->entries);
+	json_member_u64(j, "filler", n->filler);
+	json_member_u64(j, "text", n->text);
+	json_member_u64(j, "init_text", n->init_text);
+	json_member_u64(j, "other", n->other);
 	json_obj_close(j);
 }
 
@@ -67,12 +59,9 @@ static void print_header(struct opts *o, struct kmeta_image *img)
 {
 	if (o->json) {
 		json_obj_open(&o->json_out);
-		json_key(&o->json_out, "file");
-		json_str(&o->json_out, img->path);
-		json_key(&o->json_out, "kind");
-		json_str(&o->json_out, img->is_module ? "module" : "vmlinux");
-		json_key(&o->json_out, "release");
-		json_str(&o->json_out, img->release);
+		json_member_str(&o->json_out, "file", img->path);
+		json_member_str(&o->json_out, "kind", img->is_module ? "module" : "vmlinux");
+		json_member_str(&o->json_out, "release", img->release);
 		json_key(&o->json_out, "tables");
 		json_obj_open(&o->json_out);
 		return;
@@ -85,18 +74,11 @@ static void print_header(struct opts *o, struct kmeta_image *img)
 
 int cmd_summary(struct opts *o)
 {
-	struct kmeta_image *img = cmd_open_image(o, 0);
+	struct kmeta_image *img = cmd_open_tables(o, 0);
 	int err = 0;
 
 	if (!img)
 		return 1;
-	/* locate every table before printing: an error must not cut the output short */
-	for (unsigned int i = 0; i < nr_table_descs; i++) {
-		if (!table_get(img, table_descs[i])) {
-			kmeta_close(img);
-			return 1;
-		}
-	}
 	print_header(o, img);
 	for (unsigned int i = 0; i < nr_table_descs; i++) {
 		struct kmeta_table *t = table_get(img, table_descs[i]);

@@ -60,7 +60,7 @@ void json_obj_close(struct json *j) { close(j, '}'); }
 void json_arr_open(struct json *j) { open(j, '['); }
 void json_arr_close(struct json *j) { close(j, ']'); }
 
-static void write_string(FILE *out, const char *s)
+void json_write_string(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (; *s; s++) {
@@ -81,7 +81,7 @@ static void write_string(FILE *out, const char *s)
 void json_key(struct json *j, const char *key)
 {
 	begin_item(j);
-	write_string(j->out, key);
+	json_write_string(j->out, key);
 	fputs(j->pretty ? ": " : ":", j->out);
 	j->after_key = true;
 }
@@ -89,7 +89,7 @@ void json_key(struct json *j, const char *key)
 void json_str(struct json *j, const char *s)
 {
 	begin_item(j);
-	write_string(j->out, s);
+	json_write_string(j->out, s);
 }
 
 void json_u64(struct json *j, uint64_t v)
@@ -115,6 +115,19 @@ void json_hex(struct json *j, uint64_t v)
 	begin_item(j);
 	fprintf(j->out, "\"0x%" PRIx64 "\"", v);
 }
+
+/* json_member_TYPE(j, key, v): the key, then json_TYPE(j, v) */
+#define DEFINE_JSON_MEMBER(type, ctype)					\
+	void json_member_##type(struct json *j, const char *key, ctype v)	\
+	{								\
+		json_key(j, key);					\
+		json_##type(j, v);					\
+	}
+DEFINE_JSON_MEMBER(str, const char *)
+DEFINE_JSON_MEMBER(u64, uint64_t)
+DEFINE_JSON_MEMBER(s64, int64_t)
+DEFINE_JSON_MEMBER(bool, bool)
+DEFINE_JSON_MEMBER(hex, uint64_t)
 
 void json_end(struct json *j)
 {

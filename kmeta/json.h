@@ -19,6 +19,8 @@ struct json {
 };
 
 void json_init(struct json *j, FILE *out, bool pretty);
+/* s as a JSON string, quoted and escaped: the one escaper (messages use it too) */
+void json_write_string(FILE *out, const char *s);
 void json_obj_open(struct json *j);
 void json_obj_close(struct json *j);
 void json_arr_open(struct json *j);
@@ -29,6 +31,12 @@ void json_u64(struct json *j, uint64_t v);
 void json_s64(struct json *j, int64_t v);
 void json_bool(struct json *j, bool v);
 void json_hex(struct json *j, uint64_t v);	/* "0x..." string: addresses exceed 2^53 */
+/* key and value, the common pair */
+void json_member_str(struct json *j, const char *key, const char *s);
+void json_member_u64(struct json *j, const char *key, uint64_t v);
+void json_member_s64(struct json *j, const char *key, int64_t v);
+void json_member_bool(struct json *j, const char *key, bool v);
+void json_member_hex(struct json *j, const char *key, uint64_t v);
 void json_end(struct json *j);			/* final newline */
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "cmd.h"
 #include "module.h"
+#include "table.h"
 #include "util.h"
 
 #define KMETA_VERSION_STRING "0.1"
@@ -159,6 +160,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		}
 	}
 	return 0;
+}
+
+struct kmeta_image *cmd_open_tables(struct opts *o, int idx)
+{
+	struct kmeta_image *img = cmd_open_image(o, idx);
+
+	for (unsigned int i = 0; img && i < nr_table_descs; i++) {
+		if (!table_get(img, table_descs[i])) {
+			kmeta_close(img);
+			return NULL;
+		}
+	}
+	return img;
 }
 
 struct kmeta_image *cmd_open_image(struct opts *o, int idx)

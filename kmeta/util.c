@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "util.h"
 
 const char *msg_tool = "kmeta";
@@ -99,20 +100,6 @@ void grow_array(void **arr, size_t *cap, size_t need, size_t elem_size)
 	*cap = n;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void vmsg(const char *level, const char *file, const char *fmt, va_list ap)
 {
 	char *text;
@@ -125,7 +112,7 @@ static void vmsg(const char *level, const char *file, const char *fmt, va_list a
 
 		fflush(stdout);
 		fputs("{\"error\":", stdout);
-		json_string(stdout, full ? full : text);
+		json_write_string(stdout, full ? full : text);
 		fputs("}\n", stdout);
 		free(full);
 	} else if (file) {

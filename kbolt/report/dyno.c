@@ -152,20 +152,15 @@ void dyno_print_json(const struct dyno_stats *d, struct json *j)
 		json_key(j, w == DYNO_BEFORE ? "before" : "after");
 		json_obj_open(j);
 		for (int k = 0; k < DYNO_NR; k++) {
-			json_key(j, dyno_key[k]);
-			json_u64(j, v[k]);
+			json_member_u64(j, dyno_key[k], v[k]);
 		}
-		json_key(j, "conditional");
-		json_u64(j, v[DYNO_TAKEN_JCC] + v[DYNO_NOT_TAKEN_JCC]);
-		json_key(j, "taken");
-		json_u64(j, v[DYNO_TAKEN_JCC] + v[DYNO_JMP]);
-		json_key(j, "total_branches");
-		json_u64(j, v[DYNO_TAKEN_JCC] + v[DYNO_NOT_TAKEN_JCC] + v[DYNO_JMP]);
-		json_key(j, "ext_tsp_score");
-		json_u64(j, (uint64_t)d->ext_tsp[w]);
+		json_member_u64(j, "conditional", v[DYNO_TAKEN_JCC] + v[DYNO_NOT_TAKEN_JCC]);
+		json_member_u64(j, "taken", v[DYNO_TAKEN_JCC] + v[DYNO_JMP]);
+		json_member_u64(j, "total_branches",
+				v[DYNO_TAKEN_JCC] + v[DYNO_NOT_TAKEN_JCC] + v[DYNO_JMP]);
+		json_member_u64(j, "ext_tsp_score", (uint64_t)d->ext_tsp[w]);
 		json_obj_close(j);
 	}
-	json_key(j, "greedy_fallback");
-	json_u64(j, d->greedy_fallback);
+	json_member_u64(j, "greedy_fallback", d->greedy_fallback);
 	json_obj_close(j);
 }

@@ -297,16 +297,12 @@ static void print_footprint(const struct heatmap *h, const struct heatmap_option
 	for (int k = 0; k < h->nr_panels; k++) {
 		json_key(&j, panel_name[k]);
 		json_obj_open(&j);
-		json_key(&j, "file");
-		json_str(&j, h->path[k]);
-		json_key(&j, "lines");
-		json_u64(&j, h->fp[k].lines);
-		json_key(&j, "pages");
-		json_u64(&j, h->fp[k].pages);
+		json_member_str(&j, "file", h->path[k]);
+		json_member_u64(&j, "lines", h->fp[k].lines);
+		json_member_u64(&j, "pages", h->fp[k].pages);
 		json_obj_close(&j);
 	}
-	json_key(&j, "max_count");
-	json_u64(&j, h->max);
+	json_member_u64(&j, "max_count", h->max);
 	json_obj_close(&j);
 	json_end(&j);
 }
@@ -333,9 +329,10 @@ static void heat_colour(uint64_t count, uint64_t max, unsigned char rgb[3])
 		rgb[c] = (unsigned char)(stops[i][c] + f * (stops[i + 1][c] - stops[i][c]) + 0.5);
 }
 
-static bool row_has_text(const struct heatmap *h, size_t row)
+/* Does [start, start + 2^shift) hold text? (a row, or a cell) */
+static bool has_text(const struct heatmap *h, uint64_t start, unsigned int shift)
 {
-	uint64_t start = h->base + ((uint64_t)row << ROW_SHIFT), end = start + (1ULL << ROW_SHIFT);
+	uint64_t end = start + (1ULL << shift);
 
 	for (size_t i = 0; i < h->nr_text; i++)
 		if (h->text[i].start < end && h->text[i].end > start)
@@ -343,14 +340,14 @@ static bool row_has_text(const struct heatmap *h, size_t row)
 	return false;
 }
 
+static bool row_has_text(const struct heatmap *h, size_t row)
+{
+	return has_text(h, h->base + ((uint64_t)row << ROW_SHIFT), ROW_SHIFT);
+}
+
 static bool cell_has_text(const struct heatmap *h, size_t cell)
 {
-	uint64_t start = h->base + ((uint64_t)cell << CELL_SHIFT), end = start + (1u << CELL_SHIFT);
-
-	for (size_t i = 0; i < h->nr_text; i++)
-		if (h->text[i].start < end && h->text[i].end > start)
-			return true;
-	return false;
+	return has_text(h, h->base + ((uint64_t)cell << CELL_SHIFT), CELL_SHIFT);
 }
 
 /* The colour of a cell of panel k */
