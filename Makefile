@@ -55,8 +55,10 @@ else
 OUT := .build/default
 endif
 
-KMETA_LIB_SRCS := $(addprefix kmeta/, util.c image.c elf.c sym.c reloc.c version.c btf.c \
-	insn.c compress.c table.c check.c json.c module.c sites.c remap.c scan.c \
+# common/: the project's own helpers (allocation, messages, JSON, sorting), under both
+COMMON_LIB_SRCS := $(addprefix common/, util.c json.c)
+KMETA_LIB_SRCS := $(addprefix kmeta/, image.c elf.c sym.c reloc.c version.c btf.c \
+	insn.c compress.c table.c check.c module.c sites.c remap.c scan.c \
 	addr_index.c pages.c padding.c) $(wildcard kmeta/tables/*.c)
 KMETA_SRCS := $(addprefix kmeta/, main.c cmd_summary.c cmd_dump.c cmd_check.c cmd_diff.c)
 
@@ -75,6 +77,7 @@ KBOLT_LIB_SRCS += $(addprefix kbolt/verify/, verify.c model.c walk.c flow.c meta
 KBOLT_LIB_SRCS += $(addprefix kbolt/report/, heatmap.c heatmap_png.c dyno.c fix_sites.c)
 KBOLT_SRCS := kbolt/main.c
 
+COMMON_LIB := $(OUT)/libcommon.a
 KMETA_LIB := $(OUT)/libkmeta.a
 KBOLT_LIB := $(OUT)/libkbolt.a
 KBOLT_BIN := $(OUT)/kbolt/kbolt
@@ -112,9 +115,17 @@ $(OUT)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
-$(KMETA_LIB): $(KMETA_LIB_SRCS:%.c=$(OUT)/%.o)
+$(COMMON_LIB): $(COMMON_LIB_SRCS:%.c=$(OUT)/%.o)
 	$(quiet) AR $@
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+# One object, linked whole, whose only global symbols are the kmeta_ API: what the
+# library's files share among themselves stays inside it
+$(KMETA_LIB): $(KMETA_LIB_SRCS:%.c=$(OUT)/%.o)
+	$(quiet) AR $@
+	$(Q)rm -f $@ $(@:.a=.o) && ld -r -o $(@:.a=.o) $^ && \
+		objcopy --wildcard --keep-global-symbol='kmeta_*' $(@:.a=.o) && \
+		ar rcs $@ $(@:.a=.o)
 
 $(KBOLT_LIB): $(KBOLT_LIB_SRCS:%.c=$(OUT)/%.o)
 	$(quiet) AR $@
@@ -128,14 +139,14 @@ $(OUT)/kbolt/verify/%.o: kbolt/verify/%.c
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 	$(Q)bad=$$(grep -Eo '[^ ]*/(model|pass|profile|report)/[^ :]*' $(@:.o=.d) | head -n 1); \
 	if [ -n "$$bad" ]; then \
-		echo "$<: includes $$bad: kbolt/verify/ may use only kmeta/ and kbolt/lib/" >&2; \
+		echo "$<: includes $$bad: kbolt/verify/ may use only kmeta/, common/ and kbolt/lib/" >&2; \
 		rm -f $@; exit 1; fi
 
-$(KMETA_BIN): $(KMETA_SRCS:%.c=$(OUT)/%.o) $(KMETA_LIB)
+$(KMETA_BIN): $(KMETA_SRCS:%.c=$(OUT)/%.o) $(KMETA_LIB) $(COMMON_LIB)
 	$(quiet) LINK $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(KBOLT_BIN): $(KBOLT_SRCS:%.c=$(OUT)/%.o) $(KBOLT_LIB) $(KMETA_LIB)
+$(KBOLT_BIN): $(KBOLT_SRCS:%.c=$(OUT)/%.o) $(KBOLT_LIB) $(KMETA_LIB) $(COMMON_LIB)
 	$(quiet) LINK $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
@@ -149,11 +160,11 @@ $(OUT)/man/%.1: Documentation/%.rst
 UNIT_TESTS := $(patsubst %.c,$(OUT)/%,$(wildcard selftests/unit/*.c))
 
 # The stage tests assemble their fixtures (selftests/fixtures/*.S) at run time, from here
-$(OUT)/selftests/unit/%: selftests/unit/%.c $(KBOLT_LIB) $(KMETA_LIB)
+$(OUT)/selftests/unit/%: selftests/unit/%.c $(KBOLT_LIB) $(KMETA_LIB) $(COMMON_LIB)
 	$(quiet) CC $@
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -DKBOLT_SRCDIR='"$(CURDIR)"' $(LDFLAGS) -o $@ $< $(KBOLT_LIB) \
-		$(KMETA_LIB) $(PKG_LIBS) -lm
+		$(KMETA_LIB) $(COMMON_LIB) $(PKG_LIBS) -lm
 
 check: all $(UNIT_TESTS)
 	$(Q)KMETA=$(KMETA_BIN) KBOLT=$(KBOLT_BIN) OUT=$(OUT) selftests/run

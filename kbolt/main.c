@@ -16,9 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../kmeta/json.h"
+#include "../common/json.h"
 #include "../kmeta/kmeta.h"
-#include "../kmeta/util.h"
+#include "../common/util.h"
 #include "pass/optimize.h"
 #include "profile/check_profile.h"
 #include "profile/profile.h"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "addr_index.h"
-#include "util.h"
+#include "../common/util.h"
 
 #define BUCKET_SHIFT 8
 /* A span wider than this (not one kernel's code) gets plain binary searches */

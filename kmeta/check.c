@@ -76,14 +76,14 @@ static void check_sorted(struct check_ctx *c, const struct kmeta_entry *e, uint6
 	*prev = e->site;
 }
 
-int check_table(struct check_ctx *c, struct kmeta_table *t)
+int kmeta_check_table(struct check_ctx *c, struct kmeta_table *t)
 {
 	uint64_t prev = 0;
 	struct kmeta_entry e;
 
 	c->t = t;
 	for (size_t i = 0; t->present && i < t->nr_slots; i++) {
-		int err = table_read_entry(t, i, &e);
+		int err = kmeta_table_read_entry(t, i, &e);
 
 		if (err)
 			return err;

@@ -16,6 +16,6 @@ struct check_ctx {
 };
 
 /* Check every entry of t, reporting through c->report; 0 or a negative errno. */
-int check_table(struct check_ctx *c, struct kmeta_table *t);
+int kmeta_check_table(struct check_ctx *c, struct kmeta_table *t);
 
 #endif

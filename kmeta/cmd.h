@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "json.h"
+#include "../common/json.h"
 #include "kmeta.h"
 
 struct opts {

@@ -49,11 +49,11 @@ int cmd_check(struct opts *o)
 		json_key(&o->json_out, "violations");
 		json_arr_open(&o->json_out);
 	}
-	for (unsigned int i = 0; i < nr_table_descs && !err; i++) {
-		struct kmeta_table *t = table_get(img, table_descs[i]);
+	for (unsigned int i = 0; i < kmeta_nr_table_descs && !err; i++) {
+		struct kmeta_table *t = kmeta_table_get(img, kmeta_table_descs[i]);
 		size_t before = c.nr_violations;
 
-		err = t ? check_table(&c, t) : -1;
+		err = t ? kmeta_check_table(&c, t) : -1;
 		if (t && o->verbose && !o->json)
 			pr_info(img->path, "%s: %zu slots checked, %zu violations", t->desc->name,
 				t->nr_slots, c.nr_violations - before);

@@ -30,7 +30,7 @@ static char *entry_text(struct kmeta_table *t, const struct kmeta_entry *e)
 	for (unsigned int i = 0; i < TABLE_MAX_FIELDS && l->fields[i].name; i++) {
 		if (l->fields[i].role == FR_SITE)
 			continue;
-		table_format_field(t, e, i, buf, sizeof(buf));
+		kmeta_table_format_field(t, e, i, buf, sizeof(buf));
 		len += snprintf(s + len, cap > len ? cap - len : 0, " %s=%s", l->fields[i].name, buf);
 		if (len >= cap)
 			break;
@@ -48,7 +48,7 @@ static int collect(struct kmeta_table *t, struct lines *out)
 	struct kmeta_entry e;
 
 	for (size_t i = 0; t && t->present && i < t->nr_slots; i++) {
-		int err = table_read_entry(t, i, &e);
+		int err = kmeta_table_read_entry(t, i, &e);
 
 		if (err)
 			return err;
@@ -125,9 +125,9 @@ static size_t diff_table(struct opts *o, const char *name, struct lines *a, stru
 static int diff_images(struct opts *o, struct kmeta_image *a, struct kmeta_image *b,
 		       size_t *nr_diff)
 {
-	for (unsigned int i = 0; i < nr_table_descs; i++) {
-		struct kmeta_table *ta = table_get(a, table_descs[i]);
-		struct kmeta_table *tb = table_get(b, table_descs[i]);
+	for (unsigned int i = 0; i < kmeta_nr_table_descs; i++) {
+		struct kmeta_table *ta = kmeta_table_get(a, kmeta_table_descs[i]);
+		struct kmeta_table *tb = kmeta_table_get(b, kmeta_table_descs[i]);
 		struct lines la = { 0 }, lb = { 0 };
 		int err;
 
@@ -137,7 +137,7 @@ static int diff_images(struct opts *o, struct kmeta_image *a, struct kmeta_image
 		if (!err)
 			err = collect(tb, &lb);
 		if (!err)
-			*nr_diff += diff_table(o, table_descs[i]->name, &la, &lb);
+			*nr_diff += diff_table(o, kmeta_table_descs[i]->name, &la, &lb);
 		free_lines(&la);
 		free_lines(&lb);
 		if (err)
@@ -156,8 +156,8 @@ int cmd_diff(struct opts *o)
 		kmeta_close(a);
 		return 1;
 	}
-	for (unsigned int i = 0; i < nr_table_descs; i++) {
-		if (!table_get(a, table_descs[i]) || !table_get(b, table_descs[i])) {
+	for (unsigned int i = 0; i < kmeta_nr_table_descs; i++) {
+		if (!kmeta_table_get(a, kmeta_table_descs[i]) || !kmeta_table_get(b, kmeta_table_descs[i])) {
 			kmeta_close(a);
 			kmeta_close(b);
 			return 1;

@@ -42,7 +42,7 @@ static void print_text(struct kmeta_table *t, const struct kmeta_entry *e)
 	for (unsigned int i = 0; i < TABLE_MAX_FIELDS && l->fields[i].name; i++) {
 		if (l->fields[i].role == FR_SITE)
 			continue;
-		table_format_field(t, e, i, buf, sizeof(buf));
+		kmeta_table_format_field(t, e, i, buf, sizeof(buf));
 		printf(" %s=%s", l->fields[i].name, buf);
 	}
 	putchar('\n');
@@ -65,7 +65,7 @@ static void print_json(struct json *j, struct kmeta_table *t, const struct kmeta
 
 		if (f->role == FR_SITE)
 			continue;
-		table_format_field(t, e, i, buf, sizeof(buf));
+		kmeta_table_format_field(t, e, i, buf, sizeof(buf));
 		json_member_str(j, f->name, buf);
 		if (f->role == FR_CODE || f->role == FR_DATA) {
 			char key[64];
@@ -94,7 +94,7 @@ static int dump_table(struct opts *o, struct kmeta_table *t)
 		json_arr_open(&o->json_out);
 	}
 	for (size_t i = 0; t->present && i < t->nr_slots; i++) {
-		int err = table_read_entry(t, i, &e);
+		int err = kmeta_table_read_entry(t, i, &e);
 
 		if (err)
 			return err;
@@ -115,7 +115,7 @@ static int dump_table(struct opts *o, struct kmeta_table *t)
 
 int cmd_dump(struct opts *o)
 {
-	const struct table_desc *d = table_find_desc(o->args[0]);
+	const struct table_desc *d = kmeta_table_find_desc(o->args[0]);
 	struct kmeta_image *img;
 	struct kmeta_table *t;
 	int err;
@@ -129,7 +129,7 @@ int cmd_dump(struct opts *o)
 	img = cmd_open_image(o, 0);
 	if (!img)
 		return 1;
-	t = table_get(img, d);
+	t = kmeta_table_get(img, d);
 	err = t ? dump_table(o, t) : -1;
 	if (t && !t->present && !o->json)
 		pr_info(img->path, "%s: no such table in this image", d->name);

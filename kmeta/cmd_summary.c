@@ -20,7 +20,7 @@ static int count_table(struct kmeta_table *t, struct table_counts *n)
 	memset(n, 0, sizeof(*n));
 	for (size_t i = 0; t->present && i < t->nr_slots; i++) {
 		const char *area;
-		int err = table_read_entry(t, i, &e);
+		int err = kmeta_table_read_entry(t, i, &e);
 
 		if (err)
 			return err;
@@ -29,7 +29,7 @@ static int count_table(struct kmeta_table *t, struct table_counts *n)
 			continue;
 		}
 		n->entries++;
-		area = table_site_area(t, e.site);
+		area = kmeta_table_site_area(t, e.site);
 		if (!strcmp(area, ".text"))
 			n->text++;
 		else if (!strcmp(area, ".init.text"))
@@ -80,8 +80,8 @@ int cmd_summary(struct opts *o)
 	if (!img)
 		return 1;
 	print_header(o, img);
-	for (unsigned int i = 0; i < nr_table_descs; i++) {
-		struct kmeta_table *t = table_get(img, table_descs[i]);
+	for (unsigned int i = 0; i < kmeta_nr_table_descs; i++) {
+		struct kmeta_table *t = kmeta_table_get(img, kmeta_table_descs[i]);
 		struct table_counts n;
 
 		if (!t || count_table(t, &n)) {

@@ -6,7 +6,7 @@
 #define KMETA_INTERNAL_H
 
 #include "kmeta.h"
-#include "util.h"
+#include "../common/util.h"
 
 /* elf.c */
 int elf_read_sections(struct kmeta_image *img);

@@ -272,7 +272,7 @@ int kmeta_insn_decode_range(struct kmeta_image *img, uint64_t start, uint64_t en
  * kmeta_bytes_at() and the lookups of symbols and sections by address may run in
  * several threads at once on an image that none of them changes (not so
  * kmeta_is_insn_boundary() and kmeta_func_decode(), which share a cache, nor
- * kmeta_patch_sites() and table_get() the first time).
+ * kmeta_patch_sites() and kmeta_table_get() the first time).
  * Each thread decodes with a capstone handle of its own: one that decoded calls
  * kmeta_insn_thread_exit() before it ends, to close it.
  */

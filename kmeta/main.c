@@ -14,7 +14,7 @@
 #include "cmd.h"
 #include "module.h"
 #include "table.h"
-#include "util.h"
+#include "../common/util.h"
 
 #define KMETA_VERSION_STRING "0.1"
 
@@ -166,8 +166,8 @@ struct kmeta_image *cmd_open_tables(struct opts *o, int idx)
 {
 	struct kmeta_image *img = cmd_open_image(o, idx);
 
-	for (unsigned int i = 0; img && i < nr_table_descs; i++) {
-		if (!table_get(img, table_descs[i])) {
+	for (unsigned int i = 0; img && i < kmeta_nr_table_descs; i++) {
+		if (!kmeta_table_get(img, kmeta_table_descs[i])) {
 			kmeta_close(img);
 			return NULL;
 		}
@@ -184,7 +184,7 @@ struct kmeta_image *cmd_open_image(struct opts *o, int idx)
 		return kmeta_open(o->args[idx]);
 	if (idx > 0)
 		return kmeta_open(o->args[idx - 1]);
-	path = module_find_path(o->module, o->release, o->root);
+	path = kmeta_module_find_path(o->module, o->release, o->root);
 	if (!path)
 		return NULL;
 	img = kmeta_open(path);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "module.h"
-#include "util.h"
+#include "../common/util.h"
 
 static struct kmod_ctx *open_ctx(const char *release, const char *root)
 {
@@ -26,7 +26,7 @@ static struct kmod_ctx *open_ctx(const char *release, const char *root)
 	return ctx;
 }
 
-char *module_find_path(const char *name, const char *release, const char *root)
+char *kmeta_module_find_path(const char *name, const char *release, const char *root)
 {
 	struct kmod_ctx *ctx = open_ctx(release, root);
 	struct kmod_list *list = NULL, *l;

@@ -6,6 +6,6 @@
  * Path of module name in /lib/modules/RELEASE (root/lib/modules/RELEASE with a root),
  * the running kernel's tree without a release; NULL after reporting.  Caller frees.
  */
-char *module_find_path(const char *name, const char *release, const char *root);
+char *kmeta_module_find_path(const char *name, const char *release, const char *root);
 
 #endif

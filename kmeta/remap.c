@@ -33,7 +33,8 @@ static unsigned int field_size(const struct field *f)
 	}
 }
 
-int table_write_field(struct kmeta_table *t, uint64_t entry_addr, unsigned int i, uint64_t val)
+int kmeta_table_write_field(struct kmeta_table *t, uint64_t entry_addr, unsigned int i,
+			    uint64_t val)
 {
 	const struct field *f = &t->layout->fields[i];
 	uint64_t at = entry_addr + f->off;
@@ -89,7 +90,7 @@ static int remap_entry(struct kmeta_table *t, const struct kmeta_entry *e, kmeta
 		}
 		if (to == e->val[i])
 			continue;
-		if (table_write_field(t, e->addr, i, to + e->flags[i])) {
+		if (kmeta_table_write_field(t, e->addr, i, to + e->flags[i])) {
 			pr_err(t->img->path, "%s: entry %zu: %s out of reach of its field",
 			       t->desc->name, e->idx, l->fields[i].name);
 			return -ERANGE;
@@ -123,7 +124,7 @@ static int sort_range(struct kmeta_table *t, size_t first, size_t nr, size_t *pe
 	int err = 0;
 
 	for (size_t k = 0; k < nr && !err; k++) {
-		err = table_read_entry(t, first + k, &v[k].e);
+		err = kmeta_table_read_entry(t, first + k, &v[k].e);
 		v[k].old = first + k;
 	}
 	if (err || !nr) {
@@ -143,7 +144,7 @@ static int sort_range(struct kmeta_table *t, size_t first, size_t nr, size_t *pe
 		for (unsigned int i = 0; i < TABLE_MAX_FIELDS && l->fields[i].name && !err; i++)
 			if (is_pointer(&l->fields[i]) &&
 			    !(v[k].e.filler && l->fields[i].role == FR_SITE))
-				err = table_write_field(t, base + k * esize, i,
+				err = kmeta_table_write_field(t, base + k * esize, i,
 							v[k].e.val[i] + v[k].e.flags[i]);
 		perm[v[k].old] = first + k;
 	}
@@ -157,7 +158,7 @@ static bool is_sorted(struct kmeta_table *t, size_t first, size_t nr)
 	struct kmeta_entry a, b;
 
 	for (size_t k = 1; k < nr; k++) {
-		if (table_read_entry(t, first + k - 1, &a) || table_read_entry(t, first + k, &b))
+		if (kmeta_table_read_entry(t, first + k - 1, &a) || kmeta_table_read_entry(t, first + k, &b))
 			return false;
 		if (a.site > b.site)
 			return false;
@@ -165,7 +166,7 @@ static bool is_sorted(struct kmeta_table *t, size_t first, size_t nr)
 	return true;
 }
 
-int table_remap(struct kmeta_table *t, kmeta_map_fn map, void *ctx, size_t **perm,
+int kmeta_table_remap(struct kmeta_table *t, kmeta_map_fn map, void *ctx, size_t **perm,
 		size_t *changed)
 {
 	struct kmeta_entry e;
@@ -180,7 +181,7 @@ int table_remap(struct kmeta_table *t, kmeta_map_fn map, void *ctx, size_t **per
 		return -EINVAL;
 	}
 	for (size_t k = 0; k < t->nr_slots; k++) {
-		int err = table_read_entry(t, k, &e);
+		int err = kmeta_table_read_entry(t, k, &e);
 
 		if (!err)
 			err = remap_entry(t, &e, map, ctx, changed);

@@ -224,8 +224,8 @@ static int table_areas(struct kmeta_image *img, struct kmeta_range **out, size_t
 	size_t cap = 0;
 
 	*nr = 0;
-	for (unsigned int d = 0; d < nr_table_descs; d++) {
-		struct kmeta_table *t = table_get(img, table_descs[d]);
+	for (unsigned int d = 0; d < kmeta_nr_table_descs; d++) {
+		struct kmeta_table *t = kmeta_table_get(img, kmeta_table_descs[d]);
 
 		if (!t) {
 			free(v);

@@ -12,7 +12,7 @@
 
 #include "internal.h"
 #include "table.h"
-#include "util.h"
+#include "../common/util.h"
 
 extern const struct table_desc alternatives_table;
 
@@ -33,9 +33,9 @@ static int add_site_ranges(struct kmeta_table *t, unsigned int fixed_len,
 	for (size_t i = 0; t->present && i < t->nr_slots; i++) {
 		uint64_t len;
 
-		if (table_read_entry(t, i, &e))
+		if (kmeta_table_read_entry(t, i, &e))
 			return -EINVAL;
-		len = fixed_len ? fixed_len : table_rewrite_value(t, &e);
+		len = fixed_len ? fixed_len : kmeta_table_rewrite_value(t, &e);
 		if (e.filler || !len)
 			continue;
 		GROW(*arr, *cap, *nr + 1);
@@ -44,15 +44,15 @@ static int add_site_ranges(struct kmeta_table *t, unsigned int fixed_len,
 	return 0;
 }
 
-int table_site_ranges(struct kmeta_image *img, unsigned int flag, unsigned int fixed_len,
+int kmeta_table_site_ranges(struct kmeta_image *img, unsigned int flag, unsigned int fixed_len,
 		      struct kmeta_range **arr, size_t *nr, size_t *cap)
 {
-	for (unsigned int d = 0; d < nr_table_descs; d++) {
+	for (unsigned int d = 0; d < kmeta_nr_table_descs; d++) {
 		struct kmeta_table *t;
 
-		if (!(table_descs[d]->rewrite.flags & flag))
+		if (!(kmeta_table_descs[d]->rewrite.flags & flag))
 			continue;
-		t = table_get(img, table_descs[d]);
+		t = kmeta_table_get(img, kmeta_table_descs[d]);
 		if (!t || add_site_ranges(t, fixed_len, arr, nr, cap))
 			return -EINVAL;
 	}
@@ -65,7 +65,7 @@ int kmeta_patch_sites(struct kmeta_image *img, const struct kmeta_range **ranges
 	size_t cap = 0, out = 0;
 
 	if (!img->site_ranges_ready) {
-		if (table_site_ranges(img, TR_PATCHED_UNIT, 0, &img->site_ranges,
+		if (kmeta_table_site_ranges(img, TR_PATCHED_UNIT, 0, &img->site_ranges,
 				      &img->nr_site_ranges, &cap))
 			return -EINVAL;
 		sort_array(img->site_ranges, img->nr_site_ranges, sizeof(*img->site_ranges),
@@ -102,7 +102,7 @@ bool kmeta_is_inside_patch_site(struct kmeta_image *img, uint64_t addr)
 
 int kmeta_alt_code_ranges(struct kmeta_image *img, struct kmeta_range **ranges, size_t *nr)
 {
-	struct kmeta_table *t = table_get(img, &alternatives_table);
+	struct kmeta_table *t = kmeta_table_get(img, &alternatives_table);
 	struct kmeta_sec *aux = kmeta_find_sec_by_name(img, ".altinstr_aux");
 	struct kmeta_entry e;
 	size_t cap = 0;
@@ -115,7 +115,7 @@ int kmeta_alt_code_ranges(struct kmeta_image *img, struct kmeta_range **ranges, 
 	repl = t->present ? table_field_idx(t, "replacement") : -1;
 	len = t->present ? table_field_idx(t, "replacementlen") : -1;
 	for (size_t k = 0; repl >= 0 && len >= 0 && k < t->nr_slots; k++) {
-		if (table_read_entry(t, k, &e)) {
+		if (kmeta_table_read_entry(t, k, &e)) {
 			free(*ranges);
 			*ranges = NULL;
 			*nr = 0;

@@ -162,26 +162,26 @@ static struct kmeta_table *table_new(struct kmeta_image *img, const struct table
 	return t;
 }
 
-struct kmeta_table *table_get(struct kmeta_image *img, const struct table_desc *d)
+struct kmeta_table *kmeta_table_get(struct kmeta_image *img, const struct table_desc *d)
 {
 	unsigned int i;
 
-	for (i = 0; i < nr_table_descs && table_descs[i] != d; i++)
+	for (i = 0; i < kmeta_nr_table_descs && kmeta_table_descs[i] != d; i++)
 		;
-	if (i == nr_table_descs)
+	if (i == kmeta_nr_table_descs)
 		return NULL;
 	if (!img->tables)
-		img->tables = xcalloc(nr_table_descs, sizeof(*img->tables));
+		img->tables = xcalloc(kmeta_nr_table_descs, sizeof(*img->tables));
 	if (!img->tables[i])
 		img->tables[i] = table_new(img, d);
 	return img->tables[i];
 }
 
-const struct table_desc *table_find_desc(const char *name)
+const struct table_desc *kmeta_table_find_desc(const char *name)
 {
-	for (unsigned int i = 0; i < nr_table_descs; i++)
-		if (!strcmp(table_descs[i]->name, name))
-			return table_descs[i];
+	for (unsigned int i = 0; i < kmeta_nr_table_descs; i++)
+		if (!strcmp(kmeta_table_descs[i]->name, name))
+			return kmeta_table_descs[i];
 	return NULL;
 }
 
@@ -231,7 +231,7 @@ int table_decode_at(struct kmeta_table *t, uint64_t addr, struct kmeta_entry *e)
 	return 0;
 }
 
-int table_read_entry(struct kmeta_table *t, size_t idx, struct kmeta_entry *e)
+int kmeta_table_read_entry(struct kmeta_table *t, size_t idx, struct kmeta_entry *e)
 {
 	size_t left = idx;
 
@@ -257,7 +257,7 @@ const char *sym_name_at(struct kmeta_image *img, uint64_t addr)
 	return sym ? sym->name : NULL;
 }
 
-void table_format_field(struct kmeta_table *t, const struct kmeta_entry *e, unsigned int i,
+void kmeta_table_format_field(struct kmeta_table *t, const struct kmeta_entry *e, unsigned int i,
 			char *buf, size_t size)
 {
 	const struct field *f = &t->layout->fields[i];
@@ -293,23 +293,23 @@ int table_field_idx(const struct kmeta_table *t, const char *name)
 	return -1;
 }
 
-uint64_t table_rewrite_value(const struct kmeta_table *t, const struct kmeta_entry *e)
+uint64_t kmeta_table_rewrite_value(const struct kmeta_table *t, const struct kmeta_entry *e)
 {
 	int k = t->desc->rewrite.field ? table_field_idx(t, t->desc->rewrite.field) : -1;
 
 	return k >= 0 ? e->val[k] : 0;
 }
 
-bool table_entry_resumes(const struct kmeta_table *t, const struct kmeta_entry *e)
+bool kmeta_table_entry_resumes(const struct kmeta_table *t, const struct kmeta_entry *e)
 {
-	return table_has(t, TR_MAY_RESUME) &&
-	       (table_rewrite_value(t, e) & t->desc->rewrite.mask);
+	return kmeta_table_has(t, TR_MAY_RESUME) &&
+	       (kmeta_table_rewrite_value(t, e) & t->desc->rewrite.mask);
 }
 
 struct kmeta_table *table_of_sec(struct kmeta_image *img, const struct kmeta_sec *sec)
 {
-	for (unsigned int d = 0; sec->size && d < nr_table_descs; d++) {
-		struct kmeta_table *t = table_get(img, table_descs[d]);
+	for (unsigned int d = 0; sec->size && d < kmeta_nr_table_descs; d++) {
+		struct kmeta_table *t = kmeta_table_get(img, kmeta_table_descs[d]);
 
 		for (unsigned int r = 0; t && t->present && r < t->nr_ranges; r++)
 			if (t->ranges[r].addr == sec->addr && t->ranges[r].size == sec->size)
@@ -318,7 +318,7 @@ struct kmeta_table *table_of_sec(struct kmeta_image *img, const struct kmeta_sec
 	return NULL;
 }
 
-unsigned int *table_flags_by_sec(struct kmeta_image *img)
+unsigned int *kmeta_table_flags_by_sec(struct kmeta_image *img)
 {
 	unsigned int *flags = xcalloc(img->nr_secs, sizeof(*flags));
 
@@ -330,7 +330,7 @@ unsigned int *table_flags_by_sec(struct kmeta_image *img)
 	return flags;
 }
 
-const char *table_site_area(struct kmeta_table *t, uint64_t site)
+const char *kmeta_table_site_area(struct kmeta_table *t, uint64_t site)
 {
 	struct kmeta_sec *sec = kmeta_find_sec_containing(t->img, site);
 
@@ -345,7 +345,7 @@ void table_free_all(struct kmeta_image *img)
 {
 	if (!img->tables)
 		return;
-	for (unsigned int i = 0; i < nr_table_descs; i++) {
+	for (unsigned int i = 0; i < kmeta_nr_table_descs; i++) {
 		struct kmeta_table *t = img->tables[i];
 
 		if (!t)

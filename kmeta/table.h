@@ -13,7 +13,7 @@
 #define KMETA_TABLE_H
 
 #include "kmeta.h"
-#include "util.h"
+#include "../common/util.h"
 
 #define TABLE_MAX_FIELDS 6
 
@@ -142,38 +142,38 @@ struct kmeta_table {
 	void *priv;
 };
 
-extern const struct table_desc *const table_descs[];
-extern const unsigned int nr_table_descs;
+extern const struct table_desc *const kmeta_table_descs[];
+extern const unsigned int kmeta_nr_table_descs;
 
 /* The located table of that descriptor (present false if the image has none); NULL on error. */
-struct kmeta_table *table_get(struct kmeta_image *img, const struct table_desc *desc);
-const struct table_desc *table_find_desc(const char *name);
-int table_read_entry(struct kmeta_table *t, size_t idx, struct kmeta_entry *e);
+struct kmeta_table *kmeta_table_get(struct kmeta_image *img, const struct table_desc *desc);
+const struct table_desc *kmeta_table_find_desc(const char *name);
+int kmeta_table_read_entry(struct kmeta_table *t, size_t idx, struct kmeta_entry *e);
 /* Generic reader of one fixed-size entry at addr, for hooks that split ranges. */
 int table_decode_at(struct kmeta_table *t, uint64_t addr, struct kmeta_entry *e);
 int table_add_range(struct kmeta_table *t, uint64_t start, uint64_t stop, const char *name);
 int table_locate_by_syms(struct kmeta_table *t, const char *start, const char *stop);
 /* Text of field i of e: symbolic for pointers, table-specific where the table says so. */
-void table_format_field(struct kmeta_table *t, const struct kmeta_entry *e, unsigned int i,
+void kmeta_table_format_field(struct kmeta_table *t, const struct kmeta_entry *e, unsigned int i,
 			char *buf, size_t size);
 /*
  * Append [site, site + len) of every real entry of every table with the rewrite flag
  * to *arr (*nr used, *cap allocated): len is the value of the rewrite record's field,
  * or fixed_len when 0 is given (sites.c).
  */
-int table_site_ranges(struct kmeta_image *img, unsigned int flag, unsigned int fixed_len,
+int kmeta_table_site_ranges(struct kmeta_image *img, unsigned int flag, unsigned int fixed_len,
 		      struct kmeta_range **arr, size_t *nr, size_t *cap);
 /* Does t's rewrite record have the flag (enum table_rewrite_flag)? */
-static inline bool table_has(const struct kmeta_table *t, unsigned int flag)
+static inline bool kmeta_table_has(const struct kmeta_table *t, unsigned int flag)
 {
 	return t->desc->rewrite.flags & flag;
 }
 /* Index of the field of that name in t's layout, -1 if none */
 int table_field_idx(const struct kmeta_table *t, const char *name);
 /* The value of the rewrite record's field in e (0 if t's layout has no such field) */
-uint64_t table_rewrite_value(const struct kmeta_table *t, const struct kmeta_entry *e);
+uint64_t kmeta_table_rewrite_value(const struct kmeta_table *t, const struct kmeta_entry *e);
 /* TR_MAY_RESUME: does execution go on after this entry's site? */
-bool table_entry_resumes(const struct kmeta_table *t, const struct kmeta_entry *e);
+bool kmeta_table_entry_resumes(const struct kmeta_table *t, const struct kmeta_entry *e);
 /*
  * The located table one of whose ranges is the whole of sec (.orc_unwind_ip, 6.12's
  * runtime_ptr_* sections), NULL if none or on error
@@ -183,21 +183,22 @@ struct kmeta_table *table_of_sec(struct kmeta_image *img, const struct kmeta_sec
  * Per section index, the rewrite flags of table_of_sec() (0 if none): what the section's
  * relocations mean, asked once a section (malloc'ed)
  */
-unsigned int *table_flags_by_sec(struct kmeta_image *img);
+unsigned int *kmeta_table_flags_by_sec(struct kmeta_image *img);
 /* Which part of the image a site is in: ".text", ".init.text" or "other" */
-const char *table_site_area(struct kmeta_table *t, uint64_t site);
+const char *kmeta_table_site_area(struct kmeta_table *t, uint64_t site);
 
 /*
  * remap.c: an address map from old code to new; false if addr cannot be mapped.
- * table_remap() re-targets every site and code field of t through it and re-sorts a
+ * kmeta_table_remap() re-targets every site and code field of t through it and re-sorts a
  * table kept sorted by site; *perm (malloc'ed, NULL if no entry moved) gives each old
  * slot's new slot, *changed the number of fields rewritten.
  */
 typedef bool (*kmeta_map_fn)(void *ctx, uint64_t addr, uint64_t *out);
-int table_remap(struct kmeta_table *t, kmeta_map_fn map, void *ctx, size_t **perm,
+int kmeta_table_remap(struct kmeta_table *t, kmeta_map_fn map, void *ctx, size_t **perm,
 		size_t *changed);
 /* Store val (an address) into pointer field i of the entry at entry_addr */
-int table_write_field(struct kmeta_table *t, uint64_t entry_addr, unsigned int i, uint64_t val);
+int kmeta_table_write_field(struct kmeta_table *t, uint64_t entry_addr, unsigned int i,
+			    uint64_t val);
 
 /* check.c: reporting from table check hooks */
 void check_report(struct check_ctx *c, uint64_t addr, const char *fmt, ...)

@@ -161,7 +161,7 @@ def check_commands(help_file, rst_file):
     for t in titles:
         out(t in cmds, 'command "%s" of %s COMMANDS is in --help' % (t, name))
 
-def table_descs(srcs):
+def kmeta_table_descs(srcs):
     """Names of the table descriptors: .name of every struct table_desc initialiser."""
     names = []
     for f in srcs:
@@ -181,7 +181,7 @@ def check_tables(help_file, rst_file, tables_file, srcs, summary_json=None):
         out(t in titles, 'tables.rst has a section for %s' % t)
     for t in terms:
         out(t in tables, 'table "%s" of kmeta.rst TABLES is in --help' % t)
-    descs = table_descs(srcs)
+    descs = kmeta_table_descs(srcs)
     out(sorted(descs) == sorted(tables), '--help lists exactly the tables of kmeta/tables/*.c',
         'sources: %s; --help: %s' % (' '.join(sorted(descs)), ' '.join(sorted(tables))))
     if summary_json:

@@ -75,7 +75,7 @@ check_eq "xen_hypercall_pv (push; push; syscall; pop; pop; jmp) is one block, un
 if [ $sanitized = 0 ]; then
 	m=$tmp/mutant
 	mkdir -p "$m"
-	cp -r "$top/kmeta" "$top/kbolt" "$top/Makefile" "$top/Documentation" "$m"
+	cp -r "$top/common" "$top/kmeta" "$top/kbolt" "$top/Makefile" "$top/Documentation" "$m"
 	sed -i '/^\tif (ci->id == X86_INS_SYSCALL || ci->id == X86_INS_SYSENTER)$/{n;s/KI_OTHER/KI_TRAP/}' \
 		"$m/kmeta/insn.c"
 	if ! grep -A1 'X86_INS_SYSCALL ||' "$m/kmeta/insn.c" | grep -q '^		return KI_TRAP;$'; then

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "outfile.h"
 
 #define TMP_PREFIX ".kbolt-"

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "output.h"
 
 #define NT_GNU_BUILD_ID 3

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "../../kmeta/kmeta.h"
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "parallel.h"
 
 #define MAX_WORKERS	64

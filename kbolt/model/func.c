@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "opt.h"
 
 /*

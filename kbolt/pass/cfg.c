@@ -13,7 +13,7 @@
  */
 #include <stdlib.h>
 
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "../model/opt.h"
 
 static bool is_int3(const struct kmeta_image *img, const struct func *f, const struct op *op)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "../model/opt.h"
 
 static const unsigned char nop2[] = { 0x66, 0x90 };

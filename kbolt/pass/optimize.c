@@ -30,8 +30,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../../kmeta/json.h"
-#include "../../kmeta/util.h"
+#include "../../common/json.h"
+#include "../../common/util.h"
 #include "../lib/output.h"
 #include "../lib/parallel.h"
 #include "../model/opt.h"

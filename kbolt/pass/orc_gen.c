@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "../model/opt.h"
 
 #define ORC_SIZE KMETA_ORC_SIZE

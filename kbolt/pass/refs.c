@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "../../kmeta/table.h"
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "../lib/parallel.h"
 #include "../model/opt.h"
 
@@ -80,7 +80,7 @@ static void mark_table_entry(struct opt *opt, struct kmeta_table *t, const struc
 		 * An exception fixup at the next instruction stays there: handlers such as
 		 * ex_handler_zeropad() take the faulting instruction's length from it.
 		 */
-		if (i >= 0 && table_has(t, TR_GLUED_FIXUP) && i + 1 < f->nr_ops &&
+		if (i >= 0 && kmeta_table_has(t, TR_GLUED_FIXUP) && i + 1 < f->nr_ops &&
 		    e->val[k] == e->site + f->ops[i].len)
 			add_ref(opt, e->val[k], OP_EXTREF | OP_GLUED);
 		else
@@ -89,16 +89,16 @@ static void mark_table_entry(struct opt *opt, struct kmeta_table *t, const struc
 	if (i < 0)
 		return;
 	f->ops[i].flags |= OP_FIXED;
-	if (table_has(t, TR_JUMP_LABEL)) {
+	if (kmeta_table_has(t, TR_JUMP_LABEL)) {
 		if (f->ops[i].flags & OP_UNIT) {
 			skip_func(opt, f, SKIP_TABLE_ENTRY, e->site);
 			return;
 		}
 		f->ops[i].flags |= OP_JL;
-		f->ops[i].target = table_rewrite_value(t, e);
-	} else if (table_entry_resumes(t, e)) {
+		f->ops[i].target = kmeta_table_rewrite_value(t, e);
+	} else if (kmeta_table_entry_resumes(t, e)) {
 		f->ops[i].flags |= OP_WARN;
-	} else if (table_has(t, TR_AFTER_ENDBR) && i > 0) {
+	} else if (kmeta_table_has(t, TR_AFTER_ENDBR) && i > 0) {
 		/*
 		 * IBT: the fentry call right after endbr64.  ftrace, kprobes and BPF
 		 * trampolines look for it at +4; the relocation of its __mcount_loc slot
@@ -110,26 +110,26 @@ static void mark_table_entry(struct opt *opt, struct kmeta_table *t, const struc
 
 static int mark_tables(struct opt *opt)
 {
-	for (unsigned int d = 0; d < nr_table_descs; d++) {
-		struct kmeta_table *t = table_get(opt->img, table_descs[d]);
+	for (unsigned int d = 0; d < kmeta_nr_table_descs; d++) {
+		struct kmeta_table *t = kmeta_table_get(opt->img, kmeta_table_descs[d]);
 		struct kmeta_entry e;
 
 		if (!t)
 			return -EINVAL;
-		if (!t->present || table_has(t, TR_OWN_PASS))
+		if (!t->present || kmeta_table_has(t, TR_OWN_PASS))
 			continue;
 		for (size_t k = 0; k < t->nr_slots; k++) {
-			if (table_read_entry(t, k, &e))
+			if (kmeta_table_read_entry(t, k, &e))
 				return -EINVAL;
 			if (e.filler)
 				continue;
-			if (table_has(t, TR_SITE_IN_INSN))
+			if (kmeta_table_has(t, TR_SITE_IN_INSN))
 				mark_site_in_insn(opt, &e);
 			else
 				mark_table_entry(opt, t, &e);
 		}
 	}
-	opt->sec_rewrite = table_flags_by_sec(opt->img);
+	opt->sec_rewrite = kmeta_table_flags_by_sec(opt->img);
 	return 0;
 }
 

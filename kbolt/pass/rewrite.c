@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "../../kmeta/table.h"
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "../lib/parallel.h"
 #include "../model/opt.h"
 
@@ -147,15 +147,15 @@ struct moved_slots {
 
 static int rewrite_tables(struct opt *opt, struct moved_slots **ms, size_t *nr_ms)
 {
-	for (unsigned int d = 0; d < nr_table_descs; d++) {
-		struct kmeta_table *t = table_get(opt->img, table_descs[d]);
+	for (unsigned int d = 0; d < kmeta_nr_table_descs; d++) {
+		struct kmeta_table *t = kmeta_table_get(opt->img, kmeta_table_descs[d]);
 		size_t *perm, changed;
 
 		if (!t)
 			return -EINVAL;
-		if (!t->present || table_has(t, TR_OWN_PASS))
+		if (!t->present || kmeta_table_has(t, TR_OWN_PASS))
 			continue;
-		if (table_remap(t, table_has(t, TR_SITE_IN_INSN) ? map_field_cb : map_cb,
+		if (kmeta_table_remap(t, kmeta_table_has(t, TR_SITE_IN_INSN) ? map_field_cb : map_cb,
 				opt, &perm, &changed))
 			return -EINVAL;
 		if (!perm)

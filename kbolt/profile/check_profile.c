@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "../../kmeta/table.h"
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "check_profile.h"
 
 int profile_patched_ranges(struct kmeta_image *img, struct kmeta_range **out, size_t *nr)
@@ -34,7 +34,7 @@ int profile_patched_ranges(struct kmeta_image *img, struct kmeta_range **out, si
 		memcpy(*out, sites, nr_sites * sizeof(**out));
 	*nr = nr_sites;
 	/* 7: the longest such site, a cs-prefixed jcc32 to a retpoline thunk */
-	if (table_site_ranges(img, TR_PATCHED_POINT, 7, out, nr, &cap)) {
+	if (kmeta_table_site_ranges(img, TR_PATCHED_POINT, 7, out, nr, &cap)) {
 		free(*out);
 		*out = NULL;
 		return -EINVAL;

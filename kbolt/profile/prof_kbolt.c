@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "profile.h"
 
 static bool kbolt_probe(const char *first_line)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "profile.h"
 
 static const struct prof_format *const formats[] = {

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "dyno.h"
 
 /* Block b, followed in the new layout by next (-1: nothing), or at its old place (old) */

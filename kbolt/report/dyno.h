@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "../../kmeta/json.h"
+#include "../../common/json.h"
 #include "../model/opt.h"
 
 /* What executed branches the layout leaves, weighted by the profile (dyno.c) */

@@ -23,7 +23,7 @@
 #include "../../kmeta/check.h"
 #include "../../kmeta/kmeta.h"
 #include "../../kmeta/table.h"
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "../lib/output.h"
 #include "../version.h"
 #include "fix_sites.h"
@@ -87,7 +87,7 @@ static struct site_entry *read_sites(struct kmeta_table *t, size_t *nr)
 
 	*nr = 0;
 	for (size_t i = 0; i < t->nr_slots; i++) {
-		if (table_read_entry(t, i, &e)) {
+		if (kmeta_table_read_entry(t, i, &e)) {
 			pr_err(t->img->path, "%s: entry %zu cannot be read", t->desc->name, i);
 			free(s);
 			return NULL;
@@ -127,7 +127,7 @@ static int fix_func(struct kmeta_table *t, struct site_entry *s, size_t n)
 		err = -EINVAL;
 	}
 	for (size_t k = 0; !err && k < n; k++)
-		err = table_write_field(t, s[k].slot, 0, q[k]);
+		err = kmeta_table_write_field(t, s[k].slot, 0, q[k]);
 	free(q);
 	return err;
 }
@@ -177,7 +177,7 @@ static int fix_table(struct kmeta_table *t, size_t *funcs, size_t *fixed)
 static int check_fixed(struct kmeta_table *t)
 {
 	struct check_ctx c = { .report = count_only };
-	int err = check_table(&c, t);
+	int err = kmeta_check_table(&c, t);
 
 	if (!err && c.nr_violations) {
 		pr_err(t->img->path, "%s: %zu entries still fail kmeta check", t->desc->name,
@@ -192,7 +192,7 @@ static int fix_all(struct kmeta_image *img)
 	int err = 0;
 
 	for (size_t k = 0; k < ARRAY_SIZE(site_lists); k++) {
-		struct kmeta_table *t = table_get(img, table_find_desc(site_lists[k]));
+		struct kmeta_table *t = kmeta_table_get(img, kmeta_table_find_desc(site_lists[k]));
 		size_t funcs = 0, fixed = 0;
 
 		if (!t)

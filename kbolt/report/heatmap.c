@@ -24,9 +24,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../kmeta/json.h"
+#include "../../common/json.h"
 #include "../../kmeta/kmeta.h"
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "../lib/outfile.h"
 #include "../profile/profile.h"
 #include "../profile/profile_match.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "heatmap.h"
 
 static void put_be32(unsigned char *p, uint32_t v)

@@ -66,7 +66,7 @@ struct verifier {
 	size_t nr_orc;
 	bool orc_a_missing;
 	struct site_sets sets_a, sets_b;
-	unsigned int *sec_rewrite;	/* table_flags_by_sec() of the old image */
+	unsigned int *sec_rewrite;	/* kmeta_table_flags_by_sec() of the old image */
 };
 
 /* model.c */

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "../../kmeta/table.h"
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "internal.h"
 
 /* Old state at every mapped old byte that starts an insn (or sits in a unit) */
@@ -91,7 +91,7 @@ static int read_old(struct verifier *v, struct kmeta_table *ta, size_t k, struct
 		    bool say)
 {
 	memset(e, 0, sizeof(*e));
-	if (table_read_entry(ta, k, e))
+	if (kmeta_table_read_entry(ta, k, e))
 		return -EINVAL;
 	if (!map_site(v, ta, e) && say)
 		verify_fail(v, e->site, "%s: entry %zu: its site was not reached by the walk",
@@ -106,7 +106,7 @@ static void check_slots(struct verifier *v, struct kmeta_table *ta, struct kmeta
 
 	for (size_t k = 0; k < ta->nr_slots; k++) {
 		bool old_ok = !read_old(v, ta, k, &ea, true);
-		bool new_ok = !table_read_entry(tb, k, &eb);
+		bool new_ok = !kmeta_table_read_entry(tb, k, &eb);
 
 		if (old_ok && new_ok)
 			check_entry(v, ta, &ea, &eb, k);
@@ -124,7 +124,7 @@ static bool slots_by_site(struct verifier *v, struct kmeta_table *t, bool old,
 
 	*nr = 0;
 	for (size_t k = 0; k < t->nr_slots; k++) {
-		if (old ? read_old(v, t, k, &e, true) : table_read_entry(t, k, &e))
+		if (old ? read_old(v, t, k, &e, true) : kmeta_table_read_entry(t, k, &e))
 			continue;
 		keys[(*nr)++] = (struct slot_key){ e.site, k };
 	}
@@ -144,7 +144,7 @@ static void check_sorted_entries(struct verifier *v, struct kmeta_table *ta,
 
 	for (size_t k = 0; k < ta->nr_slots; k++)
 		if (!read_old(v, ta, k, &ea[k], false))
-			table_read_entry(tb, k, &eb[k]);
+			kmeta_table_read_entry(tb, k, &eb[k]);
 	sort_array(ea, ta->nr_slots, sizeof(*ea), cmp_entry_site);
 	sort_array(eb, tb->nr_slots, sizeof(*eb), cmp_entry_site);
 	for (size_t k = 0; k < ta->nr_slots; k++)
@@ -176,7 +176,7 @@ static void check_sorted(struct verifier *v, struct kmeta_table *ta, struct kmet
 	} else {
 		for (size_t k = 0; k < nr_a; k++) {
 			read_old(v, ta, ka[k].slot, &ea, false);
-			table_read_entry(tb, kb[k].slot, &eb);
+			kmeta_table_read_entry(tb, kb[k].slot, &eb);
 			check_entry(v, ta, &ea, &eb, k);
 		}
 	}
@@ -186,11 +186,11 @@ static void check_sorted(struct verifier *v, struct kmeta_table *ta, struct kmet
 
 void verify_tables(struct verifier *v)
 {
-	for (unsigned int d = 0; d < nr_table_descs; d++) {
-		struct kmeta_table *ta = table_get(v->a, table_descs[d]);
-		struct kmeta_table *tb = table_get(v->b, table_descs[d]);
+	for (unsigned int d = 0; d < kmeta_nr_table_descs; d++) {
+		struct kmeta_table *ta = kmeta_table_get(v->a, kmeta_table_descs[d]);
+		struct kmeta_table *tb = kmeta_table_get(v->b, kmeta_table_descs[d]);
 
-		if (!ta || !tb || !ta->present || table_has(ta, TR_OWN_PASS))
+		if (!ta || !tb || !ta->present || kmeta_table_has(ta, TR_OWN_PASS))
 			continue;
 		if (ta->nr_slots != tb->nr_slots) {
 			verify_fail(v, 0, "%s: %zu entries, was %zu", ta->desc->name, tb->nr_slots,
@@ -212,8 +212,8 @@ struct sorted_areas {
 
 static void find_sorted_areas(struct verifier *v, struct sorted_areas *sa)
 {
-	for (unsigned int d = 0; d < nr_table_descs; d++) {
-		struct kmeta_table *t = table_get(v->a, table_descs[d]);
+	for (unsigned int d = 0; d < kmeta_nr_table_descs; d++) {
+		struct kmeta_table *t = kmeta_table_get(v->a, kmeta_table_descs[d]);
 
 		if (!t || !t->present || !t->desc->sorted)
 			continue;

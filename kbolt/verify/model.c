@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "../../kmeta/table.h"
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "internal.h"
 
 void verify_fail(struct verifier *v, uint64_t addr, const char *fmt, ...)
@@ -97,19 +97,19 @@ static void add_site(struct site_set *s, uint64_t site)
 /* One pass over the tables (but ORC, whose sites are every instruction: TR_OWN_PASS) */
 void build_sets(struct site_sets *ss, struct kmeta_image *img)
 {
-	for (unsigned int d = 0; d < nr_table_descs; d++) {
-		struct kmeta_table *t = table_get(img, table_descs[d]);
+	for (unsigned int d = 0; d < kmeta_nr_table_descs; d++) {
+		struct kmeta_table *t = kmeta_table_get(img, kmeta_table_descs[d]);
 		struct kmeta_entry e;
 
-		if (!t || !t->present || table_has(t, TR_OWN_PASS))
+		if (!t || !t->present || kmeta_table_has(t, TR_OWN_PASS))
 			continue;
 		for (size_t k = 0; k < t->nr_slots; k++) {
-			if (table_read_entry(t, k, &e) || e.filler)
+			if (kmeta_table_read_entry(t, k, &e) || e.filler)
 				continue;
 			add_site(&ss->kind[SITES_ANY], e.site);
-			if (table_has(t, TR_JUMP_LABEL))
+			if (kmeta_table_has(t, TR_JUMP_LABEL))
 				add_site(&ss->kind[SITES_JL], e.site);
-			if (table_entry_resumes(t, &e))	/* a WARN: execution goes on */
+			if (kmeta_table_entry_resumes(t, &e))	/* a WARN: execution goes on */
 				add_site(&ss->kind[SITES_WARN], e.site);
 		}
 	}

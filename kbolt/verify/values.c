@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "internal.h"
 
 static void check_value(void *ctx, uint64_t at, uint64_t target)

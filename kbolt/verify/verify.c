@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "../../kmeta/table.h"
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "../lib/parallel.h"
 #include "internal.h"
 #include "verify.h"
@@ -128,7 +128,7 @@ struct verifier *verify_prepare(const char *orig)
 	}
 	v->orc_a_missing = kmeta_orc_read(v->a, &v->orc_a, &v->orc_ea, &v->nr_orc) != 0;
 	build_sets(&v->sets_a, v->a);
-	v->sec_rewrite = table_flags_by_sec(v->a);
+	v->sec_rewrite = kmeta_table_flags_by_sec(v->a);
 	return v;
 }
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../../kmeta/table.h"
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "../lib/parallel.h"
 #include "internal.h"
 
@@ -359,7 +359,7 @@ static void pairs_from_slots(struct verifier *v, struct roots *r, struct kmeta_t
 	struct kmeta_entry ea, eb;
 
 	for (size_t k = 0; k < ta->nr_slots; k++) {
-		if (table_read_entry(ta, k, &ea) || table_read_entry(tb, k, &eb))
+		if (kmeta_table_read_entry(ta, k, &ea) || kmeta_table_read_entry(tb, k, &eb))
 			continue;
 		for (unsigned int i = 0; i < TABLE_MAX_FIELDS && ta->layout->fields[i].name; i++)
 			if (ta->layout->fields[i].role == FR_CODE)
@@ -380,11 +380,11 @@ static void entries_of_sorted(struct verifier *v, struct roots *r, struct kmeta_
 				    .new = xcalloc(tb->nr_slots, sizeof(*s->new)),
 				    .old = xcalloc(ta->nr_slots, sizeof(e)) };
 	for (size_t k = 0; k < tb->nr_slots; k++)
-		if (!table_read_entry(tb, k, &e))
+		if (!kmeta_table_read_entry(tb, k, &e))
 			s->new[s->nr_new++] = (struct slot_key){ e.site, k };
 	sort_by_u64_key(s->new, s->nr_new, sizeof(*s->new), offsetof(struct slot_key, site));
 	for (size_t k = 0; k < ta->nr_slots; k++)
-		if (!table_read_entry(ta, k, &e) && vfunc_containing(v, e.site))
+		if (!kmeta_table_read_entry(ta, k, &e) && vfunc_containing(v, e.site))
 			s->old[s->nr_old++] = e;
 }
 
@@ -403,7 +403,7 @@ static size_t roots_from_sorted(struct verifier *v, const struct sorted_roots *s
 		if (!vmap(v, ea->site, &site))
 			continue;
 		slot = slot_at_site(s->new, s->nr_new, site);
-		if (slot < 0 || table_read_entry(s->tb, slot, &m))
+		if (slot < 0 || kmeta_table_read_entry(s->tb, slot, &m))
 			continue;
 		for (unsigned int i = 0; i < TABLE_MAX_FIELDS && l->fields[i].name; i++)
 			if (l->fields[i].role == FR_CODE)
@@ -441,12 +441,12 @@ static void pairs_from_relocs(struct verifier *v, struct roots *r)
 static void gather_roots(struct verifier *v, struct roots *r)
 {
 	pairs_from_relocs(v, r);
-	for (unsigned int d = 0; d < nr_table_descs; d++) {
-		struct kmeta_table *ta = table_get(v->a, table_descs[d]);
-		struct kmeta_table *tb = table_get(v->b, table_descs[d]);
+	for (unsigned int d = 0; d < kmeta_nr_table_descs; d++) {
+		struct kmeta_table *ta = kmeta_table_get(v->a, kmeta_table_descs[d]);
+		struct kmeta_table *tb = kmeta_table_get(v->b, kmeta_table_descs[d]);
 
 		if (!ta || !tb || !ta->present || ta->nr_slots != tb->nr_slots ||
-		    table_has(ta, TR_OWN_PASS))
+		    kmeta_table_has(ta, TR_OWN_PASS))
 			continue;
 		if (ta->desc->sorted)
 			entries_of_sorted(v, r, ta, tb);

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../table.h"
-#include "../util.h"
+#include "../../common/util.h"
 
 enum { ORC_IP, ORC_SP, ORC_BP, ORC_BITS };
 

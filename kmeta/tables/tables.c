@@ -10,7 +10,7 @@ extern const struct table_desc alternatives_table, paravirt_table, smp_locks_tab
 	mcount_loc_table, ex_table_table, bug_table_table, orc_table, pci_fixup_table,
 	kprobe_blacklist_table, runtime_const_table;
 
-const struct table_desc *const table_descs[] = {
+const struct table_desc *const kmeta_table_descs[] = {
 	&alternatives_table,
 	&paravirt_table,
 	&smp_locks_table,
@@ -31,4 +31,4 @@ const struct table_desc *const table_descs[] = {
 	&runtime_const_table,
 };
 
-const unsigned int nr_table_descs = ARRAY_SIZE(table_descs);
+const unsigned int kmeta_nr_table_descs = ARRAY_SIZE(kmeta_table_descs);

@@ -67,36 +67,36 @@ static void format_entry(struct kmeta_table *t, const struct kmeta_entry *e, cha
 	if (t->desc->format_entry)
 		t->desc->format_entry(t, e, buf, KMETA_ADDR_STR_SIZE);
 	kmeta_addr_str(t->img, e->site, buf, KMETA_ADDR_STR_SIZE);
-	table_site_area(t, e->site);
+	kmeta_table_site_area(t, e->site);
 	/* the relocation lookups (--emit-relocs vmlinux), built on first use */
 	kmeta_reloc_at(t->img, e->addr, &(struct kmeta_reloc){ 0 });
 	/* kbolt's decoder, at the site */
 	kmeta_insn_decode(t->img, e->site, &insn);
 	for (unsigned int i = 0; i < TABLE_MAX_FIELDS && t->layout->fields[i].name; i++)
-		table_format_field(t, e, i, buf, KMETA_ADDR_STR_SIZE);
+		kmeta_table_format_field(t, e, i, buf, KMETA_ADDR_STR_SIZE);
 }
 
 static void walk_table(struct kmeta_image *img, const struct table_desc *d, char *buf)
 {
 	unsigned int before = nr_errors;
-	struct kmeta_table *t = table_get(img, d);
+	struct kmeta_table *t = kmeta_table_get(img, d);
 	struct check_ctx c = { .report = report };
 	struct kmeta_entry e;
 
 	if (!t) {
 		if (nr_errors != before + 1)
-			invariant_failed("table_get failed without exactly one error");
+			invariant_failed("kmeta_table_get failed without exactly one error");
 		return;
 	}
 	if (nr_errors != before)
-		invariant_failed("table_get succeeded but reported an error");
+		invariant_failed("kmeta_table_get succeeded but reported an error");
 	for (size_t i = 0; t->present && i < t->nr_slots; i++) {
-		if (table_read_entry(t, i, &e))
+		if (kmeta_table_read_entry(t, i, &e))
 			invariant_failed("a slot of a located table cannot be read");
 		format_entry(t, &e, buf);
 	}
-	if (check_table(&c, t))
-		invariant_failed("check_table failed on a located table");
+	if (kmeta_check_table(&c, t))
+		invariant_failed("kmeta_check_table failed on a located table");
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -123,8 +123,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (nr_errors)
 		invariant_failed("kmeta_open_memory succeeded but reported an error");
 	kmeta_build_id(img, buf, KMETA_ADDR_STR_SIZE);
-	for (unsigned int i = 0; i < nr_table_descs; i++)
-		walk_table(img, table_descs[i], buf);
+	for (unsigned int i = 0; i < kmeta_nr_table_descs; i++)
+		walk_table(img, kmeta_table_descs[i], buf);
 	kmeta_close(img);
 	free(buf);
 	return 0;

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "../../kbolt/model/opt.h"
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 
 #ifndef KBOLT_SRCDIR
 #define KBOLT_SRCDIR "."	/* the Makefile says where the tree is */

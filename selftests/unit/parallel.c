@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "../../kbolt/lib/parallel.h"
-#include "../../kmeta/util.h"
+#include "../../common/util.h"
 #include "tap.h"
 
 #define THREADS	3

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of kmeta's table_remap() (kmeta/remap.c).  On the stages fixture
+ * Unit tests of kmeta's kmeta_table_remap() (kmeta/remap.c).  On the stages fixture
  * (selftests/fixtures/stages.S), through kbolt's address map of a planned layout
  * (map_addr()): every op's old address maps to its new one, the middle of an op to
  * nothing; the exception table's sites and fixups follow their code and the table is
@@ -28,8 +28,8 @@ static bool map_none(void *ctx, uint64_t addr, uint64_t *out)
 
 static struct kmeta_table *get_table(struct kmeta_image *img, const char *name)
 {
-	const struct table_desc *d = table_find_desc(name);
-	struct kmeta_table *t = d ? table_get(img, d) : NULL;
+	const struct table_desc *d = kmeta_table_find_desc(name);
+	struct kmeta_table *t = d ? kmeta_table_get(img, d) : NULL;
 
 	if (!t || !t->present) {
 		printf("# no %s table\n", name);
@@ -43,7 +43,7 @@ static bool entry_is(struct kmeta_table *t, size_t k, uint64_t site, unsigned in
 {
 	struct kmeta_entry e;
 
-	if (table_read_entry(t, k, &e))
+	if (kmeta_table_read_entry(t, k, &e))
 		return false;
 	if (e.site == site && e.val[i] == val)
 		return true;
@@ -58,7 +58,7 @@ static int remap(struct kmeta_table *t, kmeta_map_fn map, void *ctx, size_t *cha
 		 int *swapped)
 {
 	size_t *perm = NULL;
-	int err = table_remap(t, map, ctx, &perm, changed);
+	int err = kmeta_table_remap(t, map, ctx, &perm, changed);
 
 	*swapped = perm ? perm[0] == 1 && perm[1] == 0 : 0;
 	if (perm && !*swapped)
@@ -102,8 +102,8 @@ static void test_kbolt_map(void)
 	jl = get_table(fx.opt.img, "jump_table");
 	bug = get_table(fx.opt.img, "bug_table");
 	orc = get_table(fx.opt.img, "orc");
-	if (!ex || !jl || !bug || !orc || table_read_entry(ex, 0, &before[0]) ||
-	    table_read_entry(jl, 0, &before[1])) {
+	if (!ex || !jl || !bug || !orc || kmeta_table_read_entry(ex, 0, &before[0]) ||
+	    kmeta_table_read_entry(jl, 0, &before[1])) {
 		ok(0, "stages: the tables read");
 		fixture_close(&fx);
 		return;
@@ -114,14 +114,14 @@ static void test_kbolt_map(void)
 	   swapped);
 	ok(entry_is(ex, 0, a + 0x10, 1, a + 0x12) && entry_is(ex, 1, a + 0x27, 1, a + 0xb),
 	   "ex_table: sorted by new site: +0x10 (fixup +0x12, glued), +0x27 (fixup +0xb)");
-	ok(!table_read_entry(ex, 1, &after) && after.val[2] == before[0].val[2] &&
+	ok(!kmeta_table_read_entry(ex, 1, &after) && after.val[2] == before[0].val[2] &&
 	   after.val[2] == 3,
 	   "ex_table: the moved entry keeps its data (EX_TYPE_UACCESS)");
 	err = remap(jl, map_cb, &fx.opt, &changed, &swapped);
 	ok(!err && changed == 1 && !swapped && entry_is(jl, 0, a + 0x7, 1, a + 0x19),
 	   "jump_table: the site stays at +0x7, the target follows bb5 to +0x19 (%d, %zu)", err,
 	   changed);
-	ok(!table_read_entry(jl, 0, &after) && after.val[2] == before[1].val[2] &&
+	ok(!kmeta_table_read_entry(jl, 0, &after) && after.val[2] == before[1].val[2] &&
 	   after.flags[2] == 1,
 	   "jump_table: the key and its polarity bit are as they were");
 	err = remap(bug, map_cb, &fx.opt, &changed, &swapped);
@@ -130,7 +130,7 @@ static void test_kbolt_map(void)
 	   "bug_table: the WARN to +0x25, the BUG to +0x1e, in their slots, flags kept (%d, %zu)",
 	   err, changed);
 	err = remap(orc, map_cb, &fx.opt, &changed, &swapped);
-	ok(err == -EINVAL, "orc: not remapped by table_remap (%d)", err);
+	ok(err == -EINVAL, "orc: not remapped by kmeta_table_remap (%d)", err);
 	err = remap(ex, map_none, NULL, &changed, &swapped);
 	ok(err == -EINVAL && !changed, "ex_table: a map that fails stops the remap (%d)", err);
 	fixture_close(&fx);
@@ -210,12 +210,12 @@ static void test_swap(void)
 	   "return_sites (not sorted): both sites moved, in their slots");
 	t = get_table(img, "smp_locks");
 	err = t ? remap(t, map_swap, &s, &changed, &swapped) : -1;
-	ok(!err && changed == 1 && !table_read_entry(t, 0, &e) && e.site == fa->addr + 0x11 &&
-	   !table_read_entry(t, 1, &e) && e.filler,
+	ok(!err && changed == 1 && !kmeta_table_read_entry(t, 0, &e) && e.site == fa->addr + 0x11 &&
+	   !kmeta_table_read_entry(t, 1, &e) && e.filler,
 	   "smp_locks: the lock prefix moved, the zero filler slot left alone");
 	t = get_table(img, "alternatives");
 	err = t ? remap(t, map_swap, &s, &changed, &swapped) : -1;
-	ok(!err && changed == 1 && !table_read_entry(t, 0, &e) && e.site == fa->addr + 0x1d &&
+	ok(!err && changed == 1 && !kmeta_table_read_entry(t, 0, &e) && e.site == fa->addr + 0x1d &&
 	   kmeta_find_sec_containing(img, e.val[1]) &&
 	   !strcmp(kmeta_find_sec_containing(img, e.val[1])->name, ".altinstr_replacement"),
 	   "alternatives: the site moved, the replacement (outside the code) kept");

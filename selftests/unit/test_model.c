@@ -185,8 +185,8 @@ struct reloc_check {
 
 static bool in_table(struct kmeta_image *img, uint64_t addr)
 {
-	for (unsigned int d = 0; d < nr_table_descs; d++) {
-		struct kmeta_table *t = table_get(img, table_descs[d]);
+	for (unsigned int d = 0; d < kmeta_nr_table_descs; d++) {
+		struct kmeta_table *t = kmeta_table_get(img, kmeta_table_descs[d]);
 
 		for (unsigned int k = 0; t && t->present && k < t->nr_ranges; k++)
 			if (addr >= t->ranges[k].addr && addr < t->ranges[k].addr + t->ranges[k].size)
