@@ -238,10 +238,10 @@ static int parse_arg(const char *arg)
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 					   int argc, char **argv)
 {
-	nr_vcpus = plugin_parse_args(info, argc, argv, &out_path, &active, parse_arg);
-	if (nr_vcpus < 0)
+	vcpus = plugin_setup(info, argc, argv, &out_path, &active, parse_arg, sizeof(*vcpus),
+			     &nr_vcpus);
+	if (!vcpus)
 		return -1;
-	vcpus = xcalloc(nr_vcpus, sizeof(*vcpus));
 	line_map = xcalloc(NR_LINES / 64, sizeof(*line_map));
 	page_map = xcalloc(NR_PAGES / 64, sizeof(*page_map));
 	/* 128 MiB of address space, of which only the pages of code that misses get used */

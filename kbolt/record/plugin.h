@@ -126,4 +126,16 @@ static inline int plugin_parse_args(const qemu_info_t *info, int argc, char **ar
 	return info->system.max_vcpus > 0 ? info->system.max_vcpus : 1;
 }
 
+/*
+ * What both plugins' qemu_plugin_install() begins with: the arguments parsed and a
+ * zeroed state of vcpu_size bytes per vCPU.  NULL (said) on a bad argument.
+ */
+static inline void *plugin_setup(const qemu_info_t *info, int argc, char **argv,
+				 const char **out, volatile bool *boot,
+				 int (*other)(const char *arg), size_t vcpu_size, int *nr_vcpus)
+{
+	*nr_vcpus = plugin_parse_args(info, argc, argv, out, boot, other);
+	return *nr_vcpus < 0 ? NULL : xcalloc(*nr_vcpus, vcpu_size);
+}
+
 #endif

@@ -385,10 +385,10 @@ static int parse_arg(const char *arg)
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 					   int argc, char **argv)
 {
-	nr_vcpus = plugin_parse_args(info, argc, argv, &out_path, &active, parse_arg);
-	if (nr_vcpus < 0)
+	vcpus = plugin_setup(info, argc, argv, &out_path, &active, parse_arg, sizeof(*vcpus),
+			     &nr_vcpus);
+	if (!vcpus)
 		return -1;
-	vcpus = xcalloc(nr_vcpus, sizeof(*vcpus));
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, write_profile, NULL);
 	return 0;
