@@ -36,6 +36,8 @@ struct kbolt_opts {
 	bool stats, layout_set, seed_set;
 	struct opt_options opt;
 	const char *optimized;	/* heatmap --optimized */
+	uint64_t *weights;	/* -w, in the order given */
+	size_t nr_weights;
 	char **args;
 	int nr_args;
 };
@@ -53,6 +55,7 @@ static void usage(FILE *f)
 		"  profile-to-bolt -o OUT PROFILE  write PROFILE in BOLT's format (perf2bolt -pa)\n"
 		"  heatmap VMLINUX PROFILE -o FILE draw where executed code lies (FILE.svg, FILE.png)\n"
 		"  fix-sites VMLINUX -o OUT        repair another tool's stale site lists\n"
+		"  profile merge PROFILE... -o OUT add up profiles of one kernel (-w: weights)\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json     JSON output\n"
@@ -62,6 +65,8 @@ static void usage(FILE *f)
 		"  -o, --output FILE  optimize, profile-to-bolt, heatmap, fix-sites: the file\n"
 		"                     to write; never one of the inputs\n"
 		"      --in-place     optimize, fix-sites: write over VMLINUX instead (no -o)\n"
+		"  -w, --weight N     profile merge: the counts of the Kth profile times the\n"
+		"                     Kth N (once per profile, or not at all)\n"
 		"      --profile FILE     optimize: lay the functions out by this profile\n"
 		"      --layout profile|greedy|random  optimize: by the profile with ext-TSP\n"
 		"                         (the default with --profile), by the profile with\n"
@@ -197,6 +202,51 @@ static int cmd_heatmap(struct kbolt_opts *o)
 	return kbolt_heatmap(o->args[0], o->args[1], o->output, &ho);
 }
 
+/* The profiles, each read once, merged (profile/merge.c) and written as kbolt's format */
+static int profile_merge(struct kbolt_opts *o)
+{
+	size_t nr = o->nr_args - 1;
+	struct prof **in = xcalloc(nr, sizeof(*in)), *m = NULL;
+	struct outfile of;
+	int err = -EINVAL;
+	FILE *f;
+
+	for (size_t k = 0; k < nr && (k == 0 || in[k - 1]); k++)
+		in[k] = prof_read(o->args[k + 1]);
+	if (in[nr - 1])
+		m = prof_merge(in, o->weights, nr);
+	if (m && !outfile_create(&of, o->output, OUTFILE_NEW_FILE)) {
+		f = outfile_stream(&of);
+		if (f) {
+			prof_write_kbolt(m, f);
+			err = ferror(f) ? -EIO : 0;
+			if (err)
+				pr_err(o->output, "cannot write: %s", strerror(errno));
+		}
+		err = outfile_finish(&of, err);
+	}
+	prof_free(m);
+	for (size_t k = 0; k < nr; k++)
+		prof_free(in[k]);
+	free(in);
+	return err ? 1 : 0;
+}
+
+/* kbolt profile SUBCOMMAND: what is done to profiles as files */
+static int cmd_profile(struct kbolt_opts *o)
+{
+	if (!strcmp(o->args[0], "merge")) {
+		if (o->nr_weights && o->nr_weights != (size_t)o->nr_args - 1) {
+			pr_err(NULL, "profile merge: give -w once for every profile (%d), or not "
+			       "at all, not %zu times", o->nr_args - 1, o->nr_weights);
+			return 2;
+		}
+		return profile_merge(o);
+	}
+	pr_err(NULL, "profile: unknown subcommand '%s' (merge)", o->args[0]);
+	return 2;
+}
+
 static int cmd_fix_sites(struct kbolt_opts *o)
 {
 	return kbolt_fix_sites(o->args[0], o->output);
@@ -244,6 +294,27 @@ static bool output_is_an_input(const struct kbolt_opts *o, bool in_place_allowed
 	return false;
 }
 
+/* A command's nr_args: exactly, or AT_LEAST(n) */
+static bool nr_args_fit(int given, int wanted)
+{
+	return wanted < 0 ? given >= -wanted : given == wanted;
+}
+
+/* -w N: a count multiplier, 1 or more, decimal */
+static int add_weight(struct kbolt_opts *o, const char *arg)
+{
+	unsigned long long w;
+	char *end;
+
+	errno = 0;
+	w = strtoull(arg, &end, 10);
+	if (errno || !*arg || *end || *arg == '-' || *arg == '+' || !w)
+		return -EINVAL;
+	o->weights = xrealloc(o->weights, (o->nr_weights + 1) * sizeof(*o->weights));
+	o->weights[o->nr_weights++] = w;
+	return 0;
+}
+
 /* --layout NAME, --seed N */
 static int parse_layout(struct kbolt_opts *o, const char *arg)
 {
@@ -286,13 +357,16 @@ enum {
 	TAKES_OPTIMIZE = 1 << 3,	/* --profile --layout --seed --funcs --skip-funcs --stats */
 	TAKES_OPTIMIZED = 1 << 4,	/* --optimized */
 	TAKES_IN_PLACE = 1 << 5,	/* --in-place */
-	TAKES_LAST = TAKES_IN_PLACE
+	TAKES_WEIGHT = 1 << 6,		/* -w */
+	TAKES_LAST = TAKES_WEIGHT
 };
+
+#define AT_LEAST(n) (-(n))	/* nr_args: n or more */
 
 static const struct {
 	const char *name;
 	int (*fn)(struct kbolt_opts *o);
-	int nr_args;
+	int nr_args;		/* or AT_LEAST(n) */
 	const char *usage;
 	bool output;	/* takes -o OUT, and needs it */
 	unsigned int takes;
@@ -310,6 +384,8 @@ static const struct {
 	  "-o FILE.svg|FILE.png", true, TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZED },
 	{ "fix-sites", cmd_fix_sites, 1, "fix-sites VMLINUX -o OUT|--in-place", true,
 	  TAKES_OUTPUT | TAKES_IN_PLACE },
+	{ "profile", cmd_profile, AT_LEAST(2), "profile merge [-w N]... PROFILE... -o OUT", true,
+	  TAKES_OUTPUT | TAKES_WEIGHT },
 };
 
 /* The option of a TAKES_ bit, for messages */
@@ -321,6 +397,7 @@ static const char *option_name(unsigned int bit)
 	case TAKES_OUTPUT:	return "-o/--output";
 	case TAKES_OPTIMIZED:	return "--optimized";
 	case TAKES_IN_PLACE:	return "--in-place";
+	case TAKES_WEIGHT:	return "-w/--weight";
 	default:		return "--profile, --layout, --seed, --funcs, --skip-funcs, --strip-debug "
 				       "or --stats";
 	}
@@ -342,6 +419,7 @@ int main(int argc, char **argv)
 		{ "strip-debug", no_argument, NULL, OPT_STRIP_DEBUG },
 		{ "optimized", required_argument, NULL, OPT_OPTIMIZED },
 		{ "in-place", no_argument, NULL, OPT_IN_PLACE },
+		{ "weight", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -354,7 +432,7 @@ int main(int argc, char **argv)
 	msg_tool = "kbolt";
 	kmeta_set_oom_handler(out_of_memory);
 	opterr = 0;	/* our own messages, in the tool's format */
-	while ((c = getopt_long(argc, argv, ":jpfo:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jpfo:w:hV", longopts, NULL)) != -1) {
 		if (c >= OPT_PROFILE && c <= OPT_STRIP_DEBUG)
 			given |= TAKES_OPTIMIZE;
 		switch (c) {
@@ -371,6 +449,13 @@ int main(int argc, char **argv)
 		case OPT_STRIP_DEBUG: o.opt.strip_debug = true; break;
 		case OPT_OPTIMIZED: o.optimized = optarg; given |= TAKES_OPTIMIZED; break;
 		case OPT_IN_PLACE: o.in_place = true; given |= TAKES_IN_PLACE; break;
+		case 'w':
+			if (add_weight(&o, optarg)) {
+				pr_err(NULL, "-w takes a whole number from 1, not '%s'", optarg);
+				return 2;
+			}
+			given |= TAKES_WEIGHT;
+			break;
 		case OPT_LAYOUT:
 			if (parse_layout(&o, optarg)) {
 				pr_err(NULL, "--layout takes profile, greedy or random, not '%s'", optarg);
@@ -416,7 +501,7 @@ int main(int argc, char **argv)
 	}
 	if (o.in_place && o.nr_args == cmds[found].nr_args)
 		o.output = o.args[0];
-	if (o.nr_args != cmds[found].nr_args || !o.output == cmds[found].output) {
+	if (!nr_args_fit(o.nr_args, cmds[found].nr_args) || !o.output == cmds[found].output) {
 		pr_err(NULL, "usage: kbolt %s", cmds[found].usage);
 		return 2;
 	}
@@ -426,5 +511,6 @@ int main(int argc, char **argv)
 	c = cmds[found].fn(&o);
 	free(o.opt.funcs);
 	free(o.opt.skip_funcs);
+	free(o.weights);
 	return c;
 }

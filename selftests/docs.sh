@@ -49,7 +49,7 @@
 
 man_rst=$top/Documentation/kmeta.rst
 tables_rst=$top/Documentation/tables.rst
-sources=("$top"/kmeta/*.[ch] "$top"/kmeta/tables/*.c)
+sources=("$top"/common/*.[ch] "$top"/kmeta/*.[ch] "$top"/kmeta/tables/*.c)
 KBOLT=${KBOLT:-$top/kbolt/kbolt}
 case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 kbolt_rst=$top/Documentation/kbolt.rst
@@ -701,7 +701,9 @@ def synopses(rst_file, tool, cmd):
     common = re.findall(r'\*\*(-[\w-]+)\*\*', m.group(1)) if m else []
     found = []
     for l in syn.splitlines():
-        if l.startswith('| ') and re.search(r'\*\*%s\*\*' % re.escape(cmd), l):
+        # the command is the first bold word after the tool and its [*OPTIONS*]
+        if re.match(r'\| \*\*%s\*\* (?:\[\*OPTIONS\*\] )?\*\*%s\*\*' %
+                    (re.escape(tool), re.escape(cmd)), l):
             found.append(('SYNOPSIS', l, re.findall(r'\*\*(-[\w-]+)', l) +
                           (common if '[*OPTIONS*]' in l else [])))
     body = rst_body_under(secs.get('COMMANDS', ''), cmd)
@@ -1315,6 +1317,8 @@ cat "$beh/none.prof" "$beh/records" > "$beh/prof"
 { cat "$beh/prof"; echo "B $first $(nm "$fx" | awk '$3 == "flow_syscall" {print $1}') 1 jcc"; } \
 	> "$beh/bad.prof"	# a jcc to its function's entry: not its encoded target
 { printf 'kbolt-profile 1\nbuild-id -\nrelease 0.0-other\n'; cat "$beh/records"; } > "$beh/other.prof"
+{ cat "$beh/none.prof"; echo "F ffffffff81000005 ffffffff81000007 18446744073709551615"; } \
+	> "$beh/huge.prof"	# a count that one more makes pass 64 bits
 echo 'not a vmlinux, nor a profile' > "$beh/text"
 if [ $fixture_ok = 1 ] && [ "$(wc -l < "$beh/records")" -ge 6 ] && [ -x "$KBOLT" ] &&
    "$KBOLT" optimize "$fx" -o "$rand" --layout random --seed 1; then
@@ -1335,7 +1339,9 @@ row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${3:-}" "${4:-}"; }
 	row base profile-to-bolt "profile-to-bolt -o out.bolt $beh/prof"
 	row base heatmap "heatmap $fx $beh/prof -o heat.svg"
 	row base fix-sites "fix-sites $fx -o out"
+	row base profile "profile merge $beh/prof -o out.prof"
 	for o in -j -p -f --stats --strip-debug -h -V; do row sample $o "$o"; done
+	row sample -w "-w 1"
 	row sample -o "-o out2"
 	row sample --profile "--profile $beh/prof"
 	row sample --layout "--layout random"
@@ -1369,6 +1375,7 @@ row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${3:-}" "${4:-}"; }
 	row case "profile-to-bolt: OUT was written" "profile-to-bolt -o out $beh/prof"
 	row case "heatmap: FILE was written" "heatmap $fx $beh/prof -o heat.png"
 	row case "fix-sites: OUT was written" "fix-sites $fx -o out"
+	row case "profile merge: OUT was written" "profile merge $beh/prof $beh/prof -o out.prof"
 	for w in -h -V "verify -h" "optimize a -V"; do row case "-h or -V, with or without a command" "$w"; done
 	row case "the image cannot be read" "verify $beh/text $fx"
 	row case "the profile cannot be read" "check-profile $fx $beh/text"
@@ -1378,6 +1385,10 @@ row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${3:-}" "${4:-}"; }
 	row case "the profile was recorded on another kernel (without --force)" \
 		"optimize $fx -o out --profile $beh/other.prof"
 	row case "a record disagrees with the kernel's code (check-profile)" "check-profile $fx $beh/bad.prof"
+	row case "the profiles to merge are of two kernels, or a count passes 64 bits (profile merge)" \
+		"profile merge $beh/prof $beh/other.prof -o out.prof"
+	row case "the profiles to merge are of two kernels, or a count passes 64 bits (profile merge)" \
+		"profile merge $beh/huge.prof $beh/huge.prof -o out.prof"
 	row case "optimize refuses the kernel, or cannot rewrite it" \
 		"optimize $beh/flow.o -o out --layout random --seed 1"
 	row case "verification fails (verify, or optimize's own)" "verify $fx $beh/changed"
@@ -1397,6 +1408,11 @@ row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${3:-}" "${4:-}"; }
 		row case "$claim --profile, --seed with a profile layout)" "optimize a -o out $w"
 	done
 	row case "a heatmap FILE that ends neither in .svg nor in .png" "heatmap a p -o heat.jpg"
+	row case "-o naming one of the inputs" "fix-sites $fx -o $fx"
+	row case "profile with another subcommand than merge, or -w not once per profile" \
+		"profile frob a -o out"
+	row case "profile with another subcommand than merge, or -w not once per profile" \
+		"profile merge -w 2 a b -o out"
 } > "$beh/kbolt-cases"
 {
 	row workdir "$beh/runs"

@@ -198,7 +198,7 @@ usage_error "check-profile with -o" '-o/--output does not apply to check-profile
 	check-profile -o "$tmp/x" "$vmlinux" "$tmp/kinds.prof"
 usage_error "-o without its argument" "option '-o' needs an argument; try 'kbolt --help'" \
 	profile-to-bolt "$tmp/kinds.prof" -o
-out=$("$KBOLT" pro -o "$tmp/no/such/dir/out.bolt" "$tmp/kinds.prof" 2>&1); rc=$?
+out=$("$KBOLT" profile-t -o "$tmp/no/such/dir/out.bolt" "$tmp/kinds.prof" 2>&1); rc=$?
 check_eq "an output in a missing directory: exit 1" 1 "$rc"
 check_match "it names the file it could not create" \
 	"^$tmp/no/such/dir/out.bolt: error: kbolt: cannot create a file in $tmp/no/such/dir: No such file or directory\$" "$out"

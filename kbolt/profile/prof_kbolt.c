@@ -99,6 +99,26 @@ static int kbolt_read(struct prof *p, FILE *f)
 	return 0;
 }
 
+static const char *or_dash(const char *s)
+{
+	return s[0] ? s : "-";
+}
+
+void prof_write_kbolt(const struct prof *p, FILE *f)
+{
+	fprintf(f, "# kbolt profile\nkbolt-profile 1\nbuild-id %s\nrelease %s\nrecorder %s\n",
+		or_dash(p->build_id), or_dash(p->release), or_dash(p->recorder));
+	for (size_t i = 0; i < p->nr_edges; i++) {
+		const struct prof_edge *e = &p->edges[i];
+
+		if (e->kind == PK_FALLTHROUGH)
+			fprintf(f, "F %" PRIx64 " %" PRIx64 " %" PRIu64 "\n", e->from, e->to, e->count);
+		else
+			fprintf(f, "B %" PRIx64 " %" PRIx64 " %" PRIu64 " %s\n", e->from, e->to,
+				e->count, prof_kind_name(e->kind));
+	}
+}
+
 const struct prof_format prof_format_kbolt = {
 	.name = "kbolt",
 	.probe = kbolt_probe,

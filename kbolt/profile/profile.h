@@ -67,6 +67,17 @@ int prof_read_line(const struct prof *p, FILE *f, char *line, size_t size, size_
 struct prof *prof_read(const char *path);
 void prof_free(struct prof *p);
 
+/* prof_kbolt.c: p in kbolt's format, its records in the order they are */
+void prof_write_kbolt(const struct prof *p, FILE *f);
+
+/*
+ * merge.c: the profiles in[0..nr) of one kernel, each record's count times the
+ * profile's weight, summed per (from, to, kind), sorted by them: integers, so merging
+ * is exactly associative and commutative.  NULL after reporting (other kernels, a
+ * count that overflows 64 bits).
+ */
+struct prof *prof_merge(struct prof *const *in, const uint64_t *weights, size_t nr);
+
 /* prof_bolt.c: p as BOLT pre-aggregated text; the number of lines written */
 size_t prof_write_bolt(const struct prof *p, FILE *f);
 

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Profiles merged: of several workloads or machines, into one training profile.  The
+ * result is a function of the multiset of (profile, weight) alone: counts are integers
+ * multiplied by integer weights and added, records sorted by (from, to, kind), and the
+ * header the inputs' (one kernel; one recorder, or "merged").  So a fleet may merge in
+ * any order and grouping and get the same bytes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/util.h"
+#include "profile.h"
+
+#define MERGED_RECORDER "merged"
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct prof_edge *x = a, *y = b;
+
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	if (x->to != y->to)
+		return x->to < y->to ? -1 : 1;
+	return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+/* One kernel: the same build-id and release, as the headers say them */
+static int same_kernel(const struct prof *a, const struct prof *b)
+{
+	if (!strcmp(a->build_id, b->build_id) && !strcmp(a->release, b->release))
+		return 0;
+	pr_err(b->path, "a profile of another kernel than %s's (build-id %s, release %s; "
+	       "not %s, %s): profiles of one kernel only are merged", a->path,
+	       b->build_id[0] ? b->build_id : "-", b->release[0] ? b->release : "-",
+	       a->build_id[0] ? a->build_id : "-", a->release[0] ? a->release : "-");
+	return -EINVAL;
+}
+
+static int add_weighted(struct prof *out, const struct prof *p, uint64_t w)
+{
+	for (size_t i = 0; i < p->nr_edges; i++) {
+		const struct prof_edge *e = &p->edges[i];
+		uint64_t count;
+
+		if (__builtin_mul_overflow(e->count, w, &count)) {
+			pr_err(p->path, "a count times the weight %llu does not fit in 64 bits",
+			       (unsigned long long)w);
+			return -EOVERFLOW;
+		}
+		prof_add_edge(out, e->from, e->to, count, e->kind);
+	}
+	return 0;
+}
+
+/* Sorted records of equal (from, to, kind) summed into one */
+static int combine(struct prof *out)
+{
+	size_t n = 0;
+
+	sort_array(out->edges, out->nr_edges, sizeof(*out->edges), cmp_edge);
+	for (size_t i = 0; i < out->nr_edges; i++) {
+		struct prof_edge *last = n ? &out->edges[n - 1] : NULL;
+
+		if (last && !cmp_edge(last, &out->edges[i])) {
+			if (__builtin_add_overflow(last->count, out->edges[i].count, &last->count)) {
+				pr_err(out->path, "the sum of a record's counts does not fit in 64 bits");
+				return -EOVERFLOW;
+			}
+			continue;
+		}
+		out->edges[n++] = out->edges[i];
+	}
+	out->nr_edges = n;
+	return 0;
+}
+
+struct prof *prof_merge(struct prof *const *in, const uint64_t *weights, size_t nr)
+{
+	struct prof *out = xcalloc(1, sizeof(*out));
+	int err = 0;
+
+	out->path = xstrdup("the merged profile");
+	memcpy(out->build_id, in[0]->build_id, sizeof(out->build_id));
+	memcpy(out->release, in[0]->release, sizeof(out->release));
+	memcpy(out->recorder, in[0]->recorder, sizeof(out->recorder));
+	for (size_t k = 0; !err && k < nr; k++) {
+		err = same_kernel(in[0], in[k]);
+		if (!err && strcmp(out->recorder, in[k]->recorder))
+			snprintf(out->recorder, sizeof(out->recorder), "%s", MERGED_RECORDER);
+		if (!err)
+			err = add_weighted(out, in[k], weights ? weights[k] : 1);
+	}
+	if (!err)
+		err = combine(out);
+	if (err) {
+		prof_free(out);
+		return NULL;
+	}
+	return out;
+}
