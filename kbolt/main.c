@@ -270,7 +270,7 @@ static bool same_file(const char *path, const char *other)
 {
 	struct stat a, b;
 
-	return other && !stat(path, &a) && !stat(other, &b) && a.st_dev == b.st_dev &&
+	return path && other && !stat(path, &a) && !stat(other, &b) && a.st_dev == b.st_dev &&
 	       a.st_ino == b.st_ino;
 }
 
@@ -403,7 +403,8 @@ static const char *option_name(unsigned int bit)
 	}
 }
 
-int main(int argc, char **argv)
+/* The command line read and checked, and the command run: its exit status */
+static int run(struct kbolt_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -424,46 +425,43 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
-	struct kbolt_opts o = { 0 };
 	unsigned int given = 0;
 	long found;
 	int c;
 
-	msg_tool = "kbolt";
-	kmeta_set_oom_handler(out_of_memory);
 	opterr = 0;	/* our own messages, in the tool's format */
 	while ((c = getopt_long(argc, argv, ":jpfo:w:hV", longopts, NULL)) != -1) {
 		if (c >= OPT_PROFILE && c <= OPT_STRIP_DEBUG)
 			given |= TAKES_OPTIMIZE;
 		switch (c) {
-		case 'p': o.pretty = true; /* fall through */
-		case 'j': o.json = true; given |= TAKES_JSON; break;
-		case 'f': o.force = true; given |= TAKES_FORCE; break;
-		case 'o': o.output = optarg; given |= TAKES_OUTPUT; break;
-		case OPT_PROFILE: o.opt.profile = optarg; break;
-		case OPT_FUNCS: add_glob(&o.opt.funcs, &o.opt.nr_funcs, optarg); break;
+		case 'p': o->pretty = true; /* fall through */
+		case 'j': o->json = true; given |= TAKES_JSON; break;
+		case 'f': o->force = true; given |= TAKES_FORCE; break;
+		case 'o': o->output = optarg; given |= TAKES_OUTPUT; break;
+		case OPT_PROFILE: o->opt.profile = optarg; break;
+		case OPT_FUNCS: add_glob(&o->opt.funcs, &o->opt.nr_funcs, optarg); break;
 		case OPT_SKIP_FUNCS:
-			add_glob(&o.opt.skip_funcs, &o.opt.nr_skip_funcs, optarg);
+			add_glob(&o->opt.skip_funcs, &o->opt.nr_skip_funcs, optarg);
 			break;
-		case OPT_STATS: o.stats = true; break;
-		case OPT_STRIP_DEBUG: o.opt.strip_debug = true; break;
-		case OPT_OPTIMIZED: o.optimized = optarg; given |= TAKES_OPTIMIZED; break;
-		case OPT_IN_PLACE: o.in_place = true; given |= TAKES_IN_PLACE; break;
+		case OPT_STATS: o->stats = true; break;
+		case OPT_STRIP_DEBUG: o->opt.strip_debug = true; break;
+		case OPT_OPTIMIZED: o->optimized = optarg; given |= TAKES_OPTIMIZED; break;
+		case OPT_IN_PLACE: o->in_place = true; given |= TAKES_IN_PLACE; break;
 		case 'w':
-			if (add_weight(&o, optarg)) {
+			if (add_weight(o, optarg)) {
 				pr_err(NULL, "-w takes a whole number from 1, not '%s'", optarg);
 				return 2;
 			}
 			given |= TAKES_WEIGHT;
 			break;
 		case OPT_LAYOUT:
-			if (parse_layout(&o, optarg)) {
+			if (parse_layout(o, optarg)) {
 				pr_err(NULL, "--layout takes profile, greedy or random, not '%s'", optarg);
 				return 2;
 			}
 			break;
 		case OPT_SEED:
-			if (parse_seed(&o, optarg)) {
+			if (parse_seed(o, optarg)) {
 				pr_err(NULL, "--seed takes a number, not '%s'", optarg);
 				return 2;
 			}
@@ -492,25 +490,35 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	o.args = argv + optind + 1;
-	o.nr_args = argc - optind - 1;
-	msg_json = o.json;
-	if (o.in_place && o.output) {
+	o->args = argv + optind + 1;
+	o->nr_args = argc - optind - 1;
+	msg_json = o->json;
+	if (o->in_place && o->output) {
 		pr_err(NULL, "--in-place writes over the input: give it or -o OUT, not both");
 		return 2;
 	}
-	if (o.in_place && o.nr_args == cmds[found].nr_args)
-		o.output = o.args[0];
-	if (!nr_args_fit(o.nr_args, cmds[found].nr_args) || !o.output == cmds[found].output) {
+	if (o->in_place && o->nr_args == cmds[found].nr_args)
+		o->output = o->args[0];
+	if (!nr_args_fit(o->nr_args, cmds[found].nr_args) || !o->output == cmds[found].output) {
 		pr_err(NULL, "usage: kbolt %s", cmds[found].usage);
 		return 2;
 	}
-	if (!o.in_place && output_is_an_input(&o, cmds[found].takes & TAKES_IN_PLACE))
+	if (!o->in_place && output_is_an_input(o, cmds[found].takes & TAKES_IN_PLACE))
 		return 2;
-	o.opt.force = o.force;
-	c = cmds[found].fn(&o);
+	o->opt.force = o->force;
+	return cmds[found].fn(o);
+}
+
+int main(int argc, char **argv)
+{
+	struct kbolt_opts o = { 0 };
+	int ret;
+
+	msg_tool = "kbolt";
+	kmeta_set_oom_handler(out_of_memory);
+	ret = run(&o, argc, argv);
 	free(o.opt.funcs);
 	free(o.opt.skip_funcs);
 	free(o.weights);
-	return c;
+	return ret;
 }

@@ -658,7 +658,8 @@ static void walk_entries(struct verifier *v)
 	parallel_for(v->nr_f, walk_entry, &e);
 	for (unsigned int k = 0; k < nr; k++) {
 		GROW(all->ext, all->ext_cap, all->nr_ext + e.w[k].nr_ext);
-		memcpy(all->ext + all->nr_ext, e.w[k].ext, e.w[k].nr_ext * sizeof(*all->ext));
+		if (e.w[k].nr_ext)	/* a worker that found none has no array */
+			memcpy(all->ext + all->nr_ext, e.w[k].ext, e.w[k].nr_ext * sizeof(*all->ext));
 		all->nr_ext += e.w[k].nr_ext;
 		all->walked += e.w[k].walked;
 		free(e.w[k].work);
