@@ -418,7 +418,8 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	malloc_trim(0);
 	v = prep.in ? finish_preparation(&prep) : NULL;
 	if (!err)
-		err = v ? verify_run(v, of.tmp, &(struct verify_report){ .quiet = true }) : 1;
+		err = v ? verify_run(v, of.tmp, &(struct verify_report){ .quiet = true,
+							      .name = out }) : 1;
 	else
 		verifier_free(v);
 	err = outfile_finish(&of, err);

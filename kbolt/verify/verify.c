@@ -160,12 +160,17 @@ static void check_with_map(void *arg, size_t k, unsigned int worker)
 int verify_run(struct verifier *v, const char *new, const struct verify_report *rep)
 {
 	struct map_checks checks = { .v = v };
+	const char *name = rep->name ? rep->name : new;
 	size_t nr_orc_b = 0;
 	int err;
 
 	v->b = kmeta_open(new);
+	if (v->b && rep->name) {	/* optimize's output, under the name it will have */
+		free(v->b->path);
+		v->b->path = xstrdup(rep->name);
+	}
 	if (v->b && kmeta_claim_padding_like(v->b, v->a)) {
-		pr_err(new, "verify: its function symbols are not those of %s", v->a->path);
+		pr_err(name, "verify: its function symbols are not those of %s", v->a->path);
 		verifier_free(v);
 		return 1;
 	}
@@ -187,10 +192,13 @@ int verify_run(struct verifier *v, const char *new, const struct verify_report *
 	parallel_for(1 + verify_relocs_nr(checks.rc), check_with_map, &checks);
 	verify_relocs_free(checks.rc);
 	if (v->errors > MAX_REPORTS)
-		pr_err(new, "verify: %zu more problems not shown", v->errors - MAX_REPORTS);
-	if (!rep->quiet || v->errors)
+		pr_err(name, "verify: %zu more problems not shown", v->errors - MAX_REPORTS);
+	if (!rep->quiet)
 		printf("%s: %zu rewritten functions, %zu instructions walked: %s\n",
-		       new, v->nr_f, v->walk.walked, v->errors ? "FAILED" : "verified");
+		       name, v->nr_f, v->walk.walked, v->errors ? "FAILED" : "verified");
+	else if (v->errors)	/* optimize's: an error like the others, JSON with -j */
+		pr_err(name, "verify: %zu rewritten functions, %zu instructions walked: FAILED, "
+		       "nothing written", v->nr_f, v->walk.walked);
 	err = v->errors ? 1 : 0;
 	if (!err && rep->verified)
 		rep->verified(v, rep->arg);

@@ -8,7 +8,8 @@
 struct verifier;
 
 struct verify_report {
-	bool quiet;	/* print nothing when the output verifies */
+	bool quiet;	/* print nothing when the output verifies; its failure as an error */
+	const char *name;	/* what the messages call the new image, NULL: its path */
 	/*
 	 * Called when new verifies, before the verifier is freed: its vmap() and
 	 * vmap_place() (below) then map every old address (heatmap.c).
