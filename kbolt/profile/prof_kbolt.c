@@ -47,21 +47,59 @@ static int parse_header(struct prof *p, const char *line)
 	return 0;
 }
 
+#define MAX_FIELDS 6
+#define BLANKS " \t"
+
+/* An address: hex digits, 1 to 16 of them, after an optional 0x */
+static int parse_addr(const char *s, uint64_t *v)
+{
+	size_t n;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	n = strspn(s, "0123456789abcdefABCDEF");
+	if (!n || s[n] || n > 16)
+		return -EINVAL;
+	*v = strtoull(s, NULL, 16);
+	return 0;
+}
+
+/* A count: decimal digits, no sign, at most 2^64 - 1 */
+static int parse_count(const char *s, uint64_t *v)
+{
+	size_t n = strspn(s, "0123456789");
+
+	if (!n || s[n] || n > 20)
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, NULL, 10);
+	return errno ? -EINVAL : 0;
+}
+
+/*
+ * "B FROM TO COUNT KIND" or "F FROM TO COUNT", fields separated by blanks: split
+ * first, so that a sign, a missing blank or a word too many is an error, not a
+ * number scanf() would make of it
+ */
 static int parse_record(struct prof *p, const char *line)
 {
+	char copy[512], *field[MAX_FIELDS], *save;
 	uint64_t from, to, count;
-	char kind[16], extra;
-	int k;
+	int nr = 0, k;
 
-	if (line[0] == 'F' && sscanf(line, "F %" SCNx64 " %" SCNx64 " %" SCNu64 " %c",
-				     &from, &to, &count, &extra) == 3) {
+	snprintf(copy, sizeof(copy), "%s", line);
+	for (char *s = strtok_r(copy, BLANKS, &save); s; s = strtok_r(NULL, BLANKS, &save))
+		if (nr++ < MAX_FIELDS)
+			field[nr - 1] = s;
+	if (nr < 4 || strlen(field[0]) != 1 || nr != (field[0][0] == 'B' ? 5 : 4) ||
+	    parse_addr(field[1], &from) || parse_addr(field[2], &to) ||
+	    parse_count(field[3], &count))
+		return -EINVAL;
+	if (field[0][0] == 'F') {
 		prof_add_edge(p, from, to, count, PK_FALLTHROUGH);
 		return 0;
 	}
-	if (line[0] != 'B' || sscanf(line, "B %" SCNx64 " %" SCNx64 " %" SCNu64 " %15s %c",
-				     &from, &to, &count, kind, &extra) != 4)
-		return -EINVAL;
-	k = prof_kind_from_name(kind);
+	k = prof_kind_from_name(field[4]);
 	if (k <= PK_FALLTHROUGH)
 		return -EINVAL;
 	prof_add_edge(p, from, to, count, k);
