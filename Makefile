@@ -181,11 +181,15 @@ bench: all
 	$(Q)scripts/bench-kmeta $(KMETA_BIN)
 	$(Q)scripts/bench-optimize $(KBOLT_BIN)
 
+# What a package holds (debian/rules): the two programs, their man pages, and the QEMU
+# plugins under PREFIX/lib/kbolt/ (scripts/vmtest takes them from KBOLT_QEMU_PLUGIN)
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/lib/kbolt
 	install -m 755 $(KMETA_BIN) $(DESTDIR)$(PREFIX)/bin/kmeta
 	install -m 755 $(KBOLT_BIN) $(DESTDIR)$(PREFIX)/bin/kbolt
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(QEMU_PLUGIN) $(EVAL_PLUGIN) $(DESTDIR)$(PREFIX)/lib/kbolt/
 
 clean:
 	rm -rf .build kmeta/kmeta kbolt/kbolt kbolt/kbolt-qemu-plugin.so kbolt/kbolt-eval-plugin.so
@@ -199,7 +203,7 @@ help:
 	@echo 'make check-quick                     the tests that need no kernel, in under a minute'
 	@echo 'make fuzz [FUZZ_SECONDS=N]           fuzz the ELF and table parsers'
 	@echo 'make bench                           time kmeta, and kbolt next to llvm-bolt-19'
-	@echo 'make install [PREFIX=/usr/local]     install binaries and man pages'
+	@echo 'make install [PREFIX=/usr/local] [DESTDIR=]  binaries, man pages, QEMU plugins'
 
 .PHONY: all man check check-quick fuzz bench install clean help
 

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# kbolt's own Debian package: dpkg-buildpackage -b builds it from a copy of the tree
+# (debian/, through make install); lintian reports no error; extracted into a scratch
+# root with dpkg -x (not installed), its kbolt and kmeta run, its man pages and QEMU
+# plugins are there, and the packaged kbolt optimizes the flow fixture.
+. "$(dirname "$0")/lib.sh"
+
+sanitized=0
+case "${OUT:-.build/default}" in *san*) sanitized=1 ;; esac
+if [ $sanitized = 1 ] || [ -n "${KBOLT_QUICK:-}" ]; then
+	skip "the Debian package" "a build of its own, for the normal pass of make check"
+	done_testing
+	exit 0
+fi
+for t in dpkg-buildpackage dh lintian; do
+	if ! command -v $t >/dev/null; then
+		fail "the Debian package: $t found" "scripts/install-deps installs it"
+		done_testing
+		exit 1
+	fi
+done
+
+src=$tmp/src/kbolt-0.1
+mkdir -p "$src"
+(cd "$top" && git ls-files -z -c -o --exclude-standard | xargs -0 cp --parents -t "$src")
+if (cd "$src" && dpkg-buildpackage -b -us -uc) >"$tmp/build.log" 2>&1; then
+	ok "dpkg-buildpackage -b -us -uc builds it"
+else
+	fail "dpkg-buildpackage -b -us -uc builds it" "$(tail -n 15 "$tmp/build.log")"
+	done_testing
+	exit 1
+fi
+deb=$(ls "$tmp"/src/kbolt_*_amd64.deb)
+check "... one binary package, kbolt_0.1_amd64.deb" test "$(basename "$deb")" = kbolt_0.1_amd64.deb
+lint=$(lintian --tag-display-limit 0 "$deb" 2>&1 | grep -v "running with root privileges")
+check_eq "lintian: no error" "" "$(grep '^E: ' <<< "$lint")"
+[ -z "$lint" ] || printf '%s\n' "$lint" | sed 's/^/# lintian: /'
+
+root=$tmp/root
+dpkg -x "$deb" "$root"
+check_match "the packaged kbolt runs: --version" '^kbolt 0\.1$' "$("$root/usr/bin/kbolt" --version 2>&1)"
+check_match "the packaged kmeta runs: --help" '^Usage: kmeta' "$("$root/usr/bin/kmeta" --help 2>&1)"
+for f in usr/share/man/man1/kbolt.1.gz usr/share/man/man1/kmeta.1.gz \
+	 usr/lib/kbolt/kbolt-qemu-plugin.so usr/lib/kbolt/kbolt-eval-plugin.so; do
+	check "... it holds /$f" test -s "$root/$f"
+done
+check_match "... the plugin exports QEMU's entry point" 'qemu_plugin_install' \
+	"$(nm -D "$root/usr/lib/kbolt/kbolt-qemu-plugin.so" 2>&1)"
+fx=$top/selftests/fixtures
+if gcc -c -o "$tmp/flow.o" "$fx/flow.S" &&
+   ld -q -e _text -T "$fx/vmlinux.lds" --no-warn-rwx-segments -o "$tmp/flow" "$tmp/flow.o"; then
+	check "the packaged kbolt optimizes the flow fixture, verified" \
+		"$root/usr/bin/kbolt" optimize "$tmp/flow" -o "$tmp/flow.out" --layout random --seed 1
+else
+	fail "assemble the flow fixture"
+fi
+done_testing
