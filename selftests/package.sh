@@ -55,4 +55,31 @@ if gcc -c -o "$tmp/flow.o" "$fx/flow.S" &&
 else
 	fail "assemble the flow fixture"
 fi
+
+# The RPM: kbolt.spec, from the tree as its source tarball
+if ! command -v rpmbuild >/dev/null; then
+	fail "the RPM: rpmbuild found" "scripts/install-deps installs Debian's rpm"
+	done_testing
+	exit 1
+fi
+rpmtop=$tmp/rpm
+mkdir -p "$rpmtop/SOURCES"
+tar -C "$tmp/src" -czf "$rpmtop/SOURCES/kbolt-0.1.tar.gz" --exclude=debian/kbolt \
+	--exclude=.build kbolt-0.1
+# --nodeps: Debian's rpm database knows none of the build dependencies (Debian's own)
+if rpmbuild -bb --nodeps --define "_topdir $rpmtop" "$top/kbolt.spec" >"$tmp/rpm.log" 2>&1; then
+	ok "rpmbuild -bb kbolt.spec builds it"
+else
+	fail "rpmbuild -bb kbolt.spec builds it" "$(tail -n 15 "$tmp/rpm.log")"
+fi
+rpm=$(ls "$rpmtop"/RPMS/x86_64/kbolt-0.1-1.x86_64.rpm 2>/dev/null)
+shipped='^usr/(bin|lib/kbolt|share/man/man1)/[^/]+$'	# the files, not the packaging's
+check "... kbolt-0.1-1.x86_64.rpm" test -s "$rpm"
+check_eq "... it holds what the Debian package holds" \
+	"$(cd "$root" && find usr -type f | sed 's/\.gz$//' | grep -E "$shipped" | sort)" \
+	"$(rpm -qlp "$rpm" 2>/dev/null | sed 's|^/||; s/\.gz$//' | grep -E "$shipped" | sort)"
+mkdir -p "$tmp/rpmroot"
+(cd "$tmp/rpmroot" && rpm2cpio "$rpm" | cpio -idm --quiet)
+check_match "the RPM's kbolt runs: --version" '^kbolt 0\.1$' \
+	"$("$tmp/rpmroot/usr/bin/kbolt" --version 2>&1)"
 done_testing
