@@ -3,7 +3,8 @@
 # kbolt's own Debian package: dpkg-buildpackage -b builds it from a copy of the tree
 # (debian/, through make install); lintian reports no error; extracted into a scratch
 # root with dpkg -x (not installed), its kbolt and kmeta run, its man pages and QEMU
-# plugins are there, and the packaged kbolt optimizes the flow fixture.
+# plugins are there, and the packaged kbolt optimizes the flow fixture.  kbolt.spec
+# likewise, with rpmbuild -bb: the same files, and a kbolt that runs.
 . "$(dirname "$0")/lib.sh"
 
 sanitized=0
