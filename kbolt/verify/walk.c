@@ -180,6 +180,26 @@ static int decode_new(struct verifier *v, const struct kmeta_insn *i, uint64_t n
 	return 0;
 }
 
+/*
+ * A jump-label site stays what arch_jump_label_transform() expects to find: the
+ * kernel's 2- or 5-byte nop, or a jmp of 2 or 5 bytes (eb, e9), as it was; a nop may
+ * widen from 2 to 5 bytes (a layout that moves the target out of rel8's reach), never
+ * narrow.  A jmp's target is checked as a branch's (step()).
+ */
+static bool same_jump_label(struct verifier *v, const struct kmeta_insn *i,
+			    const struct kmeta_insn *j)
+{
+	static const unsigned char nop2[] = { 0x66, 0x90 };
+	static const unsigned char nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	const unsigned char *q = kmeta_bytes_at(v->b, j->addr, j->len);
+
+	if (!q || j->len < i->len || (j->len != 2 && j->len != 5))
+		return false;
+	if (i->kind == KI_JMP)
+		return j->kind == KI_JMP && (q[0] == 0xeb || q[0] == 0xe9);
+	return j->kind != KI_JMP && !memcmp(q, j->len == 2 ? nop2 : nop5, j->len);
+}
+
 /* One step of the walk: the old code at o against the new code at n */
 static void step(struct walker *w, struct vfunc *f, uint64_t o, uint64_t n)
 {
@@ -242,10 +262,12 @@ static void step(struct walker *w, struct vfunc *f, uint64_t o, uint64_t n)
 	w->walked++;
 	mark_new(f, n, j.len);
 	if (in_set(&v->sets_a, SITES_JL, o)) {	/* nop or jmp, 2 or 5 bytes; target: table */
-		if (!in_set(&v->sets_b, SITES_JL, n) || (i.kind == KI_JMP) != (j.kind == KI_JMP))
+		if (!in_set(&v->sets_b, SITES_JL, n) || !same_jump_label(v, &i, &j))
 			verify_fail(v, o, "jump-label site differs");
 		else if (o + i.len < oend)
 			walk_push(w, o + i.len, n + j.len);
+		if (i.kind == KI_JMP && j.kind == KI_JMP)	/* it runs as it is until toggled */
+			push_target(w, f, i.target, j.target);
 		return;
 	}
 	ci = i.kind == KI_JCC ? cond_of(v->a, &i) : -1;
