@@ -50,7 +50,8 @@ static const unsigned char *rela_entries(struct kmeta_image *img, struct kmeta_s
 		return NULL;
 	}
 	*nr = data->d_size / RELA_SIZE;
-	return data->d_buf;
+	/* an empty section has no buffer: no entries, not an error */
+	return *nr ? data->d_buf : (const unsigned char *)"";
 }
 
 /* Entry k of rsec (entries e) as a kmeta_reloc; -EINVAL (said) for a bad symbol */

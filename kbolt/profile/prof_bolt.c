@@ -123,6 +123,18 @@ static int bolt_read(struct prof *p, FILE *f)
  * Interrupts and exceptions are left out: they are no transfer the code makes, and
  * BOLT would take them for branches of the instruction they interrupted.
  */
+int prof_check_bolt(const struct prof *p)
+{
+	for (size_t i = 0; i < p->nr_edges; i++) {
+		if (p->edges[i].count > INT64_MAX && p->edges[i].kind != PK_INT) {
+			pr_err(p->path, "a count of %llu, above BOLT's limit of 2^63 - 1: "
+			       "BOLT would not read it", (unsigned long long)p->edges[i].count);
+			return -EOVERFLOW;
+		}
+	}
+	return 0;
+}
+
 size_t prof_write_bolt(const struct prof *p, FILE *f)
 {
 	size_t nr = 0;
