@@ -152,7 +152,7 @@ static int cmd_profile_to_bolt(struct kbolt_opts *o)
 	int err = -EINVAL;
 	FILE *f;
 
-	if (!p || outfile_create(&of, o->output, OUTFILE_NEW_FILE)) {
+	if (!p || prof_check_bolt(p) || outfile_create(&of, o->output, OUTFILE_NEW_FILE)) {
 		prof_free(p);
 		return 1;
 	}

@@ -260,6 +260,16 @@ static void link_cold_fragments(struct kmeta_image *img)
 	}
 }
 
+/* A vmlinux's _text and _etext, the kernel image's code (0 in a module) */
+static void find_text_bounds(struct kmeta_image *img)
+{
+	struct kmeta_sym *start = kmeta_find_sym_by_name(img, "_text");
+	struct kmeta_sym *end = kmeta_find_sym_by_name(img, "_etext");
+
+	img->text_start = start ? start->addr : 0;
+	img->text_end = end ? end->addr : 0;
+}
+
 int sym_read_symbols(struct kmeta_image *img)
 {
 	int err = read_symtab(img);
@@ -269,6 +279,7 @@ int sym_read_symbols(struct kmeta_image *img)
 	index_names(img);
 	sort_symbols(img);
 	link_cold_fragments(img);
+	find_text_bounds(img);
 	return 0;
 }
 

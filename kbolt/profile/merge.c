@@ -26,9 +26,15 @@ static int cmp_edge(const void *a, const void *b)
 	return (x->kind > y->kind) - (x->kind < y->kind);
 }
 
-/* One kernel: the same build-id and release, as the headers say them */
+/* One kernel: the same build-id and release, as the headers say them, run at one place */
 static int same_kernel(const struct prof *a, const struct prof *b)
 {
+	if (a->text_runtime != b->text_runtime) {
+		pr_err(b->path, "recorded with _text at 0x%llx, not at 0x%llx as %s: addresses "
+		       "of two KASLR offsets are not merged", (unsigned long long)b->text_runtime,
+		       (unsigned long long)a->text_runtime, a->path);
+		return -EINVAL;
+	}
 	if (!strcmp(a->build_id, b->build_id) && !strcmp(a->release, b->release))
 		return 0;
 	pr_err(b->path, "a profile of another kernel than %s's (build-id %s, release %s; "
@@ -55,7 +61,7 @@ static int add_weighted(struct prof *out, const struct prof *p, uint64_t w)
 }
 
 /* Sorted records of equal (from, to, kind) summed into one */
-static int combine(struct prof *out)
+int prof_aggregate(struct prof *out)
 {
 	size_t n = 0;
 
@@ -85,6 +91,7 @@ struct prof *prof_merge(struct prof *const *in, const uint64_t *weights, size_t 
 	memcpy(out->build_id, in[0]->build_id, sizeof(out->build_id));
 	memcpy(out->release, in[0]->release, sizeof(out->release));
 	memcpy(out->recorder, in[0]->recorder, sizeof(out->recorder));
+	out->text_runtime = in[0]->text_runtime;
 	for (size_t k = 0; !err && k < nr; k++) {
 		err = same_kernel(in[0], in[k]);
 		if (!err && strcmp(out->recorder, in[k]->recorder))
@@ -93,7 +100,7 @@ struct prof *prof_merge(struct prof *const *in, const uint64_t *weights, size_t 
 			err = add_weighted(out, in[k], weights ? weights[k] : 1);
 	}
 	if (!err)
-		err = combine(out);
+		err = prof_aggregate(out);
 	if (err) {
 		prof_free(out);
 		return NULL;

@@ -28,6 +28,14 @@ static bool kbolt_probe(const char *first_line)
 	return !strncmp(first_line, "# kbolt profile", 15) || !strncmp(first_line, "kbolt-profile ", 14);
 }
 
+static int parse_addr(const char *s, uint64_t *v);
+
+/* "text ADDR": where _text ran, the addresses being those of that run */
+static int parse_text(struct prof *p, const char *val)
+{
+	return parse_addr(val, &p->text_runtime);
+}
+
 static int parse_header(struct prof *p, const char *line)
 {
 	char key[32], val[64];
@@ -42,6 +50,8 @@ static int parse_header(struct prof *p, const char *line)
 		snprintf(p->release, sizeof(p->release), "%s", strcmp(val, "-") ? val : "");
 	else if (!strcmp(key, "recorder"))
 		snprintf(p->recorder, sizeof(p->recorder), "%s", val);
+	else if (!strcmp(key, "text"))
+		return parse_text(p, val);
 	else
 		return -EINVAL;
 	return 0;
@@ -146,6 +156,8 @@ void prof_write_kbolt(const struct prof *p, FILE *f)
 {
 	fprintf(f, "# kbolt profile\nkbolt-profile 1\nbuild-id %s\nrelease %s\nrecorder %s\n",
 		or_dash(p->build_id), or_dash(p->release), or_dash(p->recorder));
+	if (p->text_runtime)
+		fprintf(f, "text %" PRIx64 "\n", p->text_runtime);
 	for (size_t i = 0; i < p->nr_edges; i++) {
 		const struct prof_edge *e = &p->edges[i];
 

@@ -13,6 +13,7 @@
 static const struct prof_format *const formats[] = {
 	&prof_format_kbolt,
 	&prof_format_bolt,	/* after kbolt's: a kbolt profile starts with its header */
+	&prof_format_perf,	/* last: its samples have no marker of their own */
 };
 
 static const char *const kind_names[PK_NR] = {

@@ -41,6 +41,13 @@ struct prof {
 	char build_id[128];	/* hex, "" if the format has none */
 	char release[128];
 	char recorder[64];
+	/*
+	 * Where the kernel's _text ran when recorded (perf: the mmap event; kbolt's
+	 * format: "text"), 0 if the addresses are link addresses: profile_match() takes
+	 * the KASLR slide out
+	 */
+	uint64_t text_runtime;
+	size_t nr_dropped;	/* branches with an end outside the kernel, left out */
 	struct prof_edge *edges;
 	size_t nr_edges, cap;
 };
@@ -53,7 +60,7 @@ struct prof_format {
 	int (*read)(struct prof *p, FILE *f);
 };
 
-extern const struct prof_format prof_format_kbolt, prof_format_bolt;
+extern const struct prof_format prof_format_kbolt, prof_format_bolt, prof_format_perf;
 
 const char *prof_kind_name(unsigned int kind);
 int prof_kind_from_name(const char *name);
@@ -77,7 +84,11 @@ void prof_write_kbolt(const struct prof *p, FILE *f);
  * count that overflows 64 bits).
  */
 struct prof *prof_merge(struct prof *const *in, const uint64_t *weights, size_t nr);
+/* Equal records of p summed into one, sorted: 0, or -EOVERFLOW after reporting */
+int prof_aggregate(struct prof *p);
 
+/* prof_bolt.c: can BOLT read p's counts (int64)?  0, or -EOVERFLOW after reporting */
+int prof_check_bolt(const struct prof *p);
 /* prof_bolt.c: p as BOLT pre-aggregated text; the number of lines written */
 size_t prof_write_bolt(const struct prof *p, FILE *f);
 

@@ -125,8 +125,32 @@ static int addresses_land(struct kmeta_image *img, const struct prof *p, bool fo
 	return -EINVAL;
 }
 
-int profile_match(struct kmeta_image *img, const struct prof *p, bool force)
+/*
+ * A profile of where the kernel ran (KASLR): its addresses moved back by the slide,
+ * the distance from the vmlinux's _text to where _text ran.  Once: then link addresses.
+ */
+static int take_out_slide(struct kmeta_image *img, struct prof *p)
 {
+	uint64_t slide = p->text_runtime - img->text_start;
+
+	if (p->text_runtime && !img->text_start) {
+		pr_err(p->path, "recorded with _text at 0x%llx, but %s has no _text symbol to "
+		       "take the KASLR slide out against", (unsigned long long)p->text_runtime,
+		       img->path);
+		return -EINVAL;
+	}
+	for (size_t i = 0; p->text_runtime && i < p->nr_edges; i++) {
+		p->edges[i].from -= slide;
+		p->edges[i].to -= slide;
+	}
+	p->text_runtime = 0;
+	return 0;
+}
+
+int profile_match(struct kmeta_image *img, struct prof *p, bool force)
+{
+	if (take_out_slide(img, p))
+		return -EINVAL;
 	if (!p->nr_edges) {
 		pr_err(p->path, "no records: nothing was recorded");
 		return -EINVAL;

@@ -15,9 +15,11 @@
 #define PROFILE_MATCH_MAX_MISSED_PCT 10
 
 /*
- * Is p a profile of img?  0, or -1 after reporting why not.  With force, a profile of
- * another kernel is used with a warning; a profile without records never is.
+ * Is p a profile of img?  0, or -EINVAL after reporting why not.  With force, a profile
+ * of another kernel is used with a warning; a profile without records never is.  A
+ * profile of where the kernel ran (p->text_runtime) is first moved to img's link
+ * addresses.
  */
-int profile_match(struct kmeta_image *img, const struct prof *p, bool force);
+int profile_match(struct kmeta_image *img, struct prof *p, bool force);
 
 #endif
