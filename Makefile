@@ -201,7 +201,7 @@ help:
 	@echo 'make check                           run every test (TAP), building the lab kernels'
 	@echo '                                     on the way if they are not cached (minutes each)'
 	@echo 'make check-quick                     the tests that need no kernel, in under a minute'
-	@echo 'make fuzz [FUZZ_SECONDS=N]           fuzz the ELF and table parsers'
+	@echo 'make fuzz [FUZZ_SECONDS=N]           fuzz the ELF, table and profile parsers'
 	@echo 'make bench                           time kmeta, and kbolt next to llvm-bolt-19'
 	@echo 'make install [PREFIX=/usr/local] [DESTDIR=]  binaries, man pages, QEMU plugins'
 
