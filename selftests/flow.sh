@@ -18,12 +18,7 @@ SEEDS=${FLOW_SEEDS:-40}
 [ $sanitized = 1 ] && SEEDS=8
 
 fx=$top/selftests/fixtures
-if ! gcc -c -o "$tmp/flow.o" "$fx/flow.S" ||
-   ! ld -q -e _text -T "$fx/vmlinux.lds" --no-warn-rwx-segments -o "$tmp/flow" "$tmp/flow.o"; then
-	fail "assemble the flow fixture"
-	done_testing
-	exit 1
-fi
+need_flow_fixture
 
 # optimize_seeds KBOLT PREFIX [ARGS...]: random layouts 1..$SEEDS of the fixture,
 # PREFIX.N written, PREFIX.N.rc, PREFIX.N.err and the standard output PREFIX.N.stats kept

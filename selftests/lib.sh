@@ -104,6 +104,18 @@ build_lab_kernel() {
 	return $rc
 }
 
+# need_flow_fixture: the flow fixture (fixtures/flow.S), a miniature vmlinux kbolt can
+# optimize, assembled and linked as $tmp/flow; else the script ends, failed
+need_flow_fixture() {
+	local fx=$top/selftests/fixtures
+	if ! gcc -c -o "$tmp/flow.o" "$fx/flow.S" ||
+	   ! ld -q -e _text -T "$fx/vmlinux.lds" --no-warn-rwx-segments -o "$tmp/flow" "$tmp/flow.o"; then
+		fail "assemble the flow fixture"
+		done_testing
+		exit 1
+	fi
+}
+
 VMTEST=$top/scripts/vmtest
 vm_boot() {	# vm_boot DESCRIPTION VMTEST-ARGS...: the boot must pass; the console stays in $tmp/console
 	local d=$1 out

@@ -11,12 +11,7 @@
 KBOLT=${KBOLT:-$top/kbolt/kbolt}
 case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 fx=$top/selftests/fixtures
-if ! gcc -c -o "$tmp/flow.o" "$fx/flow.S" ||
-   ! ld -q -e _text -T "$fx/vmlinux.lds" --no-warn-rwx-segments -o "$tmp/flow" "$tmp/flow.o"; then
-	fail "assemble the flow fixture"
-	done_testing
-	exit 1
-fi
+need_flow_fixture
 
 # The fixture's flow_syscall run at _text + 0x2000000: its call to __fentry__, the
 # return, then je, jne taken and the tail jmp to the thunk; most recent first

@@ -255,11 +255,8 @@ int main(void)
 {
 	struct fixture fx;
 
-	if (fixture_open(&fx, "stages", LAYOUT_RANDOM, 1)) {
-		ok(0, "the stages fixture assembled and modelled");
-		fixture_close(&fx);
+	if (!fixture_open_or_fail(&fx, "stages", LAYOUT_RANDOM, 1))
 		return tap_done();
-	}
 	test_identity(&fx);
 	test_inverted(&fx);
 	test_widened(&fx);

@@ -19,8 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../kbolt/model/opt.h"
 #include "../../common/util.h"
+#include "../../kbolt/model/opt.h"
+#include "tap.h"
 
 #ifndef KBOLT_SRCDIR
 #define KBOLT_SRCDIR "."	/* the Makefile says where the tree is */
@@ -120,6 +121,17 @@ static inline void fixture_close(struct fixture *fx)
 		kmeta_close(opt->img);
 	fixture_remove(fx);
 	memset(fx, 0, sizeof(*fx));
+}
+
+/* fixture_open(), and on failure the one failed test that says so (then tap_done()) */
+static inline bool fixture_open_or_fail(struct fixture *fx, const char *name,
+					enum layout_kind layout, uint64_t seed)
+{
+	if (!fixture_open(fx, name, layout, seed))
+		return true;
+	ok(0, "the %s fixture assembled and modelled", name);
+	fixture_close(fx);
+	return false;
 }
 
 /* The function of that name, or NULL (said) */

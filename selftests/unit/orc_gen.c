@@ -209,11 +209,8 @@ int main(void)
 {
 	struct fixture fx;
 
-	if (fixture_open(&fx, "stages", LAYOUT_RANDOM, 1)) {
-		ok(0, "the stages fixture assembled and modelled");
-		fixture_close(&fx);
+	if (!fixture_open_or_fail(&fx, "stages", LAYOUT_RANDOM, 1))
 		return tap_done();
-	}
 	test_count(&fx);
 	fixture_close(&fx);
 	test_write();
