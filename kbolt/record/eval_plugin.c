@@ -235,13 +235,8 @@ static int parse_arg(const char *arg)
 	return 0;
 }
 
-QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
-					   int argc, char **argv)
+static int init(qemu_plugin_id_t id)
 {
-	vcpus = plugin_setup(info, argc, argv, &out_path, &active, parse_arg, sizeof(*vcpus),
-			     &nr_vcpus);
-	if (!vcpus)
-		return -1;
 	line_map = xcalloc(NR_LINES / 64, sizeof(*line_map));
 	page_map = xcalloc(NR_PAGES / 64, sizeof(*page_map));
 	/* 128 MiB of address space, of which only the pages of code that misses get used */
@@ -251,3 +246,5 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	qemu_plugin_register_atexit_cb(id, write_figures, NULL);
 	return 0;
 }
+
+PLUGIN_INSTALL(parse_arg, init)

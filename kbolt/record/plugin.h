@@ -127,8 +127,8 @@ static inline int plugin_parse_args(const qemu_info_t *info, int argc, char **ar
 }
 
 /*
- * What both plugins' qemu_plugin_install() begins with: the arguments parsed and a
- * zeroed state of vcpu_size bytes per vCPU.  NULL (said) on a bad argument.
+ * What both plugins' qemu_plugin_install() (PLUGIN_INSTALL) begins with: the arguments
+ * parsed and a zeroed state of vcpu_size bytes per vCPU.  NULL (said) on a bad argument.
  */
 static inline void *plugin_setup(const qemu_info_t *info, int argc, char **argv,
 				 const char **out, volatile bool *boot,
@@ -137,5 +137,19 @@ static inline void *plugin_setup(const qemu_info_t *info, int argc, char **argv,
 	*nr_vcpus = plugin_parse_args(info, argc, argv, out, boot, other);
 	return *nr_vcpus < 0 ? NULL : xcalloc(*nr_vcpus, vcpu_size);
 }
+
+/*
+ * A plugin's entry point: its arguments (parse_arg), its vcpus[nr_vcpus], out_path and
+ * active set up (plugin_setup()), then init(id) registers its callbacks: 0 or -1
+ */
+#define PLUGIN_INSTALL(parse_arg, init)							\
+	QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,			\
+						   const qemu_info_t *info, int argc,	\
+						   char **argv)				\
+	{										\
+		vcpus = plugin_setup(info, argc, argv, &out_path, &active, parse_arg,	\
+				     sizeof(*vcpus), &nr_vcpus);			\
+		return vcpus ? init(id) : -1;						\
+	}
 
 #endif

@@ -382,14 +382,11 @@ static int parse_arg(const char *arg)
 	return 0;
 }
 
-QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
-					   int argc, char **argv)
+static int init(qemu_plugin_id_t id)
 {
-	vcpus = plugin_setup(info, argc, argv, &out_path, &active, parse_arg, sizeof(*vcpus),
-			     &nr_vcpus);
-	if (!vcpus)
-		return -1;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, write_profile, NULL);
 	return 0;
 }
+
+PLUGIN_INSTALL(parse_arg, init)
