@@ -56,6 +56,8 @@ killed() {
 
 if ! command -v strace >/dev/null; then
 	skip "faults injected by strace" "no strace: apt-get install strace"
+elif ! strace -f -o /dev/null true 2>/dev/null; then
+	skip "faults injected by strace" "strace cannot trace here (ptrace not permitted)"
 else
 	for w in optimize fix-sites heatmap profile-to-bolt; do
 		d=$tmp/$w
