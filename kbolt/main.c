@@ -5,7 +5,8 @@
  * describe, and profile-to-bolt, which writes a profile for llvm-bolt.  Options are
  * validated in one place (each command says which it takes) and commands accept unique
  * prefixes, as in kmeta.  heatmap (report/heatmap.c) draws where the profile's code lies;
- * fix-sites (report/fix_sites.c) repairs the site lists of another tool's output.
+ * fix-sites (report/fix_sites.c) repairs the site lists of another tool's output;
+ * profile merge (profile/merge.c) adds up profiles of one kernel.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,12 +18,12 @@
 #include <unistd.h>
 
 #include "../common/json.h"
-#include "../kmeta/kmeta.h"
 #include "../common/util.h"
+#include "../kmeta/kmeta.h"
+#include "lib/outfile.h"
 #include "pass/optimize.h"
 #include "profile/check_profile.h"
 #include "profile/profile.h"
-#include "lib/outfile.h"
 #include "profile/profile_match.h"
 #include "report/fix_sites.h"
 #include "report/heatmap.h"
@@ -62,8 +63,8 @@ static void usage(FILE *f)
 		"  -p, --pretty   indented JSON output (implies -j)\n"
 		"  -f, --force    use a profile whose build-id is not the kernel's, or whose\n"
 		"                 addresses miss its instructions\n"
-		"  -o, --output FILE  optimize, profile-to-bolt, heatmap, fix-sites: the file\n"
-		"                     to write; never one of the inputs\n"
+		"  -o, --output FILE  optimize, profile-to-bolt, heatmap, fix-sites, profile:\n"
+		"                     the file to write; never one of the inputs\n"
 		"      --in-place     optimize, fix-sites: write over VMLINUX instead (no -o)\n"
 		"  -w, --weight N     profile merge: the counts of the Kth profile times the\n"
 		"                     Kth N (once per profile, or not at all)\n"
