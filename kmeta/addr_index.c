@@ -2,8 +2,8 @@
 /* Sorted start addresses with a bucket table: see addr_index.h. */
 #include <stdlib.h>
 
-#include "addr_index.h"
 #include "../common/util.h"
+#include "addr_index.h"
 
 #define BUCKET_SHIFT 8
 /* A span wider than this (not one kernel's code) gets plain binary searches */

@@ -5,8 +5,8 @@
 #ifndef KMETA_INTERNAL_H
 #define KMETA_INTERNAL_H
 
-#include "kmeta.h"
 #include "../common/util.h"
+#include "kmeta.h"
 
 /* elf.c */
 int elf_read_sections(struct kmeta_image *img);

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/util.h"
 #include "cmd.h"
 #include "module.h"
 #include "table.h"
-#include "../common/util.h"
 
 #define KMETA_VERSION_STRING "0.1"
 

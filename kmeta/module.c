@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "module.h"
 #include "../common/util.h"
+#include "module.h"
 
 static struct kmod_ctx *open_ctx(const char *release, const char *root)
 {

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Patch-site ranges: [site, site + len) of every entry of the tables whose units the
- * kernel overwrites at boot (TR_PATCHED_UNIT: alternatives, paravirt).  Inside one, other tables describe the replacement's
- * instructions (objtool emits ORC for the replacement at the original site's offsets),
- * so boundaries there are not the original code's.  kbolt moves each range as one unit.
+ * kernel overwrites at boot (TR_PATCHED_UNIT: alternatives, paravirt).  Inside one,
+ * other tables describe the replacement's instructions (objtool emits ORC for the
+ * replacement at the original site's offsets), so boundaries there are not the
+ * original code's.  kbolt moves each range as one unit.
  */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/util.h"
 #include "internal.h"
 #include "table.h"
-#include "../common/util.h"
 
 extern const struct table_desc alternatives_table;
 

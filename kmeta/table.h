@@ -12,8 +12,8 @@
 #ifndef KMETA_TABLE_H
 #define KMETA_TABLE_H
 
-#include "kmeta.h"
 #include "../common/util.h"
+#include "kmeta.h"
 
 #define TABLE_MAX_FIELDS 6
 

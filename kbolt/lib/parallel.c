@@ -10,8 +10,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "../../kmeta/kmeta.h"
 #include "../../common/util.h"
+#include "../../kmeta/kmeta.h"
 #include "parallel.h"
 
 #define MAX_WORKERS	64

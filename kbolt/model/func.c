@@ -31,7 +31,8 @@ static const struct {
 	[SKIP_ODD_TRAP] = { "odd_trap", "ud2 outside the bug table with bytes after it" },
 	[SKIP_NO_FIT] = { "no_fit", "no layout fits in its bytes" },
 	[SKIP_ORC_BUDGET] = { "orc_full", "ORC table full" },
-	[SKIP_DATA_VALUE] = { "data_value", "address inside it held as a value, no relocations to rewrite it" },
+	[SKIP_DATA_VALUE] = { "data_value",
+			      "address inside it held as a value, no relocations to rewrite it" },
 	[SKIP_PADDING] = { "padding", "padding or CFI preamble before a function" },
 	[SKIP_TAIL_REF] = { "tail_ref", "reference into the padding after it" },
 };

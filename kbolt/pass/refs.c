@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kmeta/table.h"
 #include "../../common/util.h"
+#include "../../kmeta/table.h"
 #include "../lib/parallel.h"
 #include "../model/opt.h"
 

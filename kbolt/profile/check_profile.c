@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kmeta/table.h"
 #include "../../common/util.h"
+#include "../../kmeta/table.h"
 #include "check_profile.h"
 
 int profile_patched_ranges(struct kmeta_image *img, struct kmeta_range **out, size_t *nr)

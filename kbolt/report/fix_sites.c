@@ -20,10 +20,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../../common/util.h"
 #include "../../kmeta/check.h"
 #include "../../kmeta/kmeta.h"
 #include "../../kmeta/table.h"
-#include "../../common/util.h"
 #include "../lib/output.h"
 #include "../version.h"
 #include "fix_sites.h"

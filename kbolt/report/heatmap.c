@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #include "../../common/json.h"
-#include "../../kmeta/kmeta.h"
 #include "../../common/util.h"
+#include "../../kmeta/kmeta.h"
 #include "../lib/outfile.h"
 #include "../profile/profile.h"
 #include "../profile/profile_match.h"

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kmeta/table.h"
 #include "../../common/util.h"
+#include "../../kmeta/table.h"
 #include "internal.h"
 
 /* Old state at every mapped old byte that starts an insn (or sits in a unit) */

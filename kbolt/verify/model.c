@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kmeta/table.h"
 #include "../../common/util.h"
+#include "../../kmeta/table.h"
 #include "internal.h"
 
 void verify_fail(struct verifier *v, uint64_t addr, const char *fmt, ...)

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kmeta/table.h"
 #include "../../common/util.h"
+#include "../../kmeta/table.h"
 #include "../lib/parallel.h"
 #include "internal.h"
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../table.h"
 #include "../../common/util.h"
+#include "../table.h"
 
 enum { ORC_IP, ORC_SP, ORC_BP, ORC_BITS };
 

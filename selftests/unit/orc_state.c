@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../../kmeta/kmeta.h"
 #include "../../common/util.h"
+#include "../../kmeta/kmeta.h"
 #include "tap.h"
 
 #define BASE 0xffffffff81000000ULL

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "../../kbolt/lib/parallel.h"
 #include "../../common/util.h"
+#include "../../kbolt/lib/parallel.h"
 #include "tap.h"
 
 #define THREADS	3
