@@ -100,7 +100,7 @@ kbolt/kbolt: $(KBOLT_BIN)
 kbolt/kbolt-%-plugin.so: $(OUT)/kbolt/kbolt-%-plugin.so
 	$(Q)ln -sf ../$< $@
 
-$(QEMU_PLUGIN): kbolt/record/qemu_plugin.c kbolt/record/plugin.h
+$(QEMU_PLUGIN): kbolt/record/qemu_plugin.c kbolt/record/plugin.h kbolt/profile/record_order.h
 $(EVAL_PLUGIN): kbolt/record/eval_plugin.c kbolt/record/plugin.h kbolt/record/fetch_sim.h
 
 # Loaded by QEMU: plain C, no sanitizer runtime, no library but libc

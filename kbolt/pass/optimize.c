@@ -227,41 +227,56 @@ static void print_stats_text(const struct opt_stats *s, bool have_profile)
 		dyno_print_text(&s->dyno);
 }
 
+/* The figures of --stats -j, as data: a key and its value, in the order printed */
+struct figure {
+	const char *key;
+	uint64_t value;
+};
+
+static void print_figures(struct json *j, const struct figure *f, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		json_member_u64(j, f[i].key, f[i].value);
+}
+
 static void print_stats_json(const struct opt_stats *s, bool pretty)
 {
+	const struct figure functions[] = {
+		{ "functions", s->funcs }, { "multi_block", s->multi_block },
+		{ "multi_block_safe", s->multi_safe }, { "rewritten", s->moved },
+		{ "rewritten_multi_block", s->moved_multi }, { "kept", s->unchanged },
+		{ "not_analysed", s->not_analysed },
+	}, weights[] = {
+		{ "profile_weight", s->total_weight }, { "rewritten_weight", s->moved_weight },
+		{ "kept_weight", s->unchanged_weight },
+	}, code[] = {
+		{ "padding_functions", s->grown }, { "padding_bytes", s->grown_bytes },
+		{ "jmps_added", s->added_jmps }, { "jmps_removed", s->elided_jmps },
+		{ "jccs_inverted", s->inverted }, { "jump_labels_widened", s->widened_jl },
+	};
 	struct json j;
 
 	json_init(&j, stdout, pretty);
 	json_obj_open(&j);
-	json_member_u64(&j, "functions", s->funcs);
-	json_member_u64(&j, "multi_block", s->multi_block);
-	json_member_u64(&j, "multi_block_safe", s->multi_safe);
-	json_member_u64(&j, "rewritten", s->moved);
-	json_member_u64(&j, "rewritten_multi_block", s->moved_multi);
-	json_member_u64(&j, "kept", s->unchanged);
-	json_member_u64(&j, "not_analysed", s->not_analysed);
+	print_figures(&j, functions, ARRAY_SIZE(functions));
 	json_key(&j, "skipped");
 	json_obj_open(&j);
 	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++) {
+		const struct figure skip[] = {
+			{ "functions", s->skips[r] }, { "weight", s->skip_weight[r] },
+		};
+
 		if (r == SKIP_PADDING)
 			continue;
 		json_key(&j, skip_reason_id(r));
 		json_obj_open(&j);
-		json_member_u64(&j, "functions", s->skips[r]);
-		json_member_u64(&j, "weight", s->skip_weight[r]);
+		print_figures(&j, skip, ARRAY_SIZE(skip));
 		json_obj_close(&j);
 	}
 	json_obj_close(&j);
-	json_member_u64(&j, "profile_weight", s->total_weight);
-	json_member_u64(&j, "rewritten_weight", s->moved_weight);
-	json_member_u64(&j, "kept_weight", s->unchanged_weight);
+	print_figures(&j, weights, ARRAY_SIZE(weights));
 	json_member_bool(&j, "relocations", !s->no_relocs);
-	json_member_u64(&j, "padding_functions", s->grown);
-	json_member_u64(&j, "padding_bytes", s->grown_bytes);
-	json_member_u64(&j, "jmps_added", s->added_jmps);
-	json_member_u64(&j, "jmps_removed", s->elided_jmps);
-	json_member_u64(&j, "jccs_inverted", s->inverted);
-	json_member_u64(&j, "jump_labels_widened", s->widened_jl);
+	print_figures(&j, code, ARRAY_SIZE(code));
 	if (s->total_weight) {
 		json_key(&j, "dyno_stats");
 		dyno_print_json(&s->dyno, &j);

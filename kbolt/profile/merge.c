@@ -12,6 +12,7 @@
 
 #include "../../common/util.h"
 #include "profile.h"
+#include "record_order.h"
 
 #define MERGED_RECORDER "merged"
 
@@ -19,11 +20,7 @@ static int cmp_edge(const void *a, const void *b)
 {
 	const struct prof_edge *x = a, *y = b;
 
-	if (x->from != y->from)
-		return x->from < y->from ? -1 : 1;
-	if (x->to != y->to)
-		return x->to < y->to ? -1 : 1;
-	return (x->kind > y->kind) - (x->kind < y->kind);
+	return record_order(x->from, x->to, x->kind, y->from, y->to, y->kind);
 }
 
 /* One kernel: the same build-id and release, as the headers say them, run at one place */

@@ -34,6 +34,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 
+#include "../profile/record_order.h"
 #include "plugin.h"
 
 /* x86-64 kernel addresses: the upper half */
@@ -271,11 +272,7 @@ static int cmp_edge(const void *a, const void *b)
 {
 	const struct edge *x = a, *y = b;
 
-	if (x->from != y->from)
-		return x->from < y->from ? -1 : 1;
-	if (x->to != y->to)
-		return x->to < y->to ? -1 : 1;
-	return (int)x->kind - (int)y->kind;
+	return record_order(x->from, x->to, x->kind, y->from, y->to, y->kind);
 }
 
 /* All vCPUs' edges in one sorted array, equal edges summed */
