@@ -17,7 +17,7 @@ struct profile_check {
 
 /*
  * Sites the kernel rewrites at boot, where what ran is not what the file holds: every
- * range, sorted (they may overlap), malloc'ed into *out.  0, or -1 after reporting.
+ * range, sorted (they may overlap), malloc'ed into *out.  0, or -EINVAL after reporting.
  */
 int profile_patched_ranges(struct kmeta_image *img, struct kmeta_range **out, size_t *nr);
 /* addr lies in one of the nr sorted ranges r */

@@ -36,8 +36,8 @@ static int same_kernel(const struct prof *a, const struct prof *b)
 		return 0;
 	pr_err(b->path, "a profile of another kernel than %s's (build-id %s, release %s; "
 	       "not %s, %s): profiles of one kernel only are merged", a->path,
-	       b->build_id[0] ? b->build_id : "-", b->release[0] ? b->release : "-",
-	       a->build_id[0] ? a->build_id : "-", a->release[0] ? a->release : "-");
+	       prof_or_dash(b->build_id), prof_or_dash(b->release), prof_or_dash(a->build_id),
+	       prof_or_dash(a->release));
 	return -EINVAL;
 }
 

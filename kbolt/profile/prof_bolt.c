@@ -33,31 +33,15 @@ static bool bolt_probe(const char *first_line)
 	return s[0] && strchr("BFfE", s[0]) && s[1] == ' ';
 }
 
-/* Split line at runs of spaces; the number of words, of which the first MAX_FIELDS */
-static int split_fields(char *line, char *field[MAX_FIELDS])
+/* BOLT's counts are int64 */
+static int parse_count(const char *s, uint64_t *v)
 {
-	int nr = 0;
-
-	for (char *s = strtok(line, " "); s; s = strtok(NULL, " "), nr++)
-		if (nr < MAX_FIELDS)
-			field[nr] = s;
-	return nr;
-}
-
-static int parse_u64(const char *s, unsigned int base, uint64_t *v)
-{
-	const char *digits = base == 16 ? "0123456789abcdefABCDEF" : "0123456789";
-	size_t n = strspn(s, digits);
-
-	if (!n || s[n] || n > (base == 16 ? 16 : 19))
-		return -EINVAL;
-	*v = strtoull(s, NULL, base);
-	return base == 10 && *v > INT64_MAX ? -EINVAL : 0;	/* BOLT's counts are int64 */
+	return prof_parse_number(s, 10, INT64_MAX, v);
 }
 
 static int parse_addr(const char *s, uint64_t *addr)
 {
-	return strchr(s, ':') ? -EXDEV : parse_u64(s, 16, addr);
+	return strchr(s, ':') ? -EXDEV : prof_parse_number(s, 16, UINT64_MAX, addr);
 }
 
 /* One record, split into fields; 0, -EXDEV for a BUILDID:OFFSET location, -EINVAL */
@@ -75,7 +59,7 @@ static int parse_record(struct prof *p, char **field, int nr)
 		err = parse_addr(field[2], &to);
 	if (err)
 		return err;
-	if (parse_u64(field[3], 10, &count) || (nr == 5 && parse_u64(field[4], 10, &mispreds)))
+	if (parse_count(field[3], &count) || (nr == 5 && parse_count(field[4], &mispreds)))
 		return -EINVAL;
 	prof_add_edge(p, from, to, count, field[0][0] == 'B' ? PK_BRANCH : PK_FALLTHROUGH);
 	return 0;
@@ -102,7 +86,7 @@ static int bolt_read(struct prof *p, FILE *f)
 		const char *why;
 
 		memcpy(copy, line, sizeof(copy));
-		nr = split_fields(copy, field);
+		nr = prof_split_fields(copy, " ", field, MAX_FIELDS);
 		/* BOLT takes no trailing blank: "expected end of line" */
 		if (nr > 0 && line[strlen(line) - 1] != ' ') {
 			err = parse_record(p, field, nr);
@@ -119,10 +103,6 @@ static int bolt_read(struct prof *p, FILE *f)
 	return err;
 }
 
-/*
- * Interrupts and exceptions are left out: they are no transfer the code makes, and
- * BOLT would take them for branches of the instruction they interrupted.
- */
 int prof_check_bolt(const struct prof *p)
 {
 	for (size_t i = 0; i < p->nr_edges; i++) {
@@ -135,6 +115,10 @@ int prof_check_bolt(const struct prof *p)
 	return 0;
 }
 
+/*
+ * Interrupts and exceptions are left out: they are no transfer the code makes, and
+ * BOLT would take them for branches of the instruction they interrupted.
+ */
 size_t prof_write_bolt(const struct prof *p, FILE *f)
 {
 	size_t nr = 0;

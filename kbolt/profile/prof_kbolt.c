@@ -8,6 +8,7 @@
  *   build-id HEX | -
  *   release RELEASE | -
  *   recorder NAME
+ *   text ADDR                 optional: where _text ran (the addresses are of that run)
  *   B FROM TO COUNT KIND      taken transfer, hex addresses, decimal count,
  *                             KIND jcc|jmp|call|ret|ijmp|icall|int|other
  *   F FROM TO COUNT           fall-through from the instruction at FROM to TO
@@ -28,12 +29,15 @@ static bool kbolt_probe(const char *first_line)
 	return !strncmp(first_line, "# kbolt profile", 15) || !strncmp(first_line, "kbolt-profile ", 14);
 }
 
-static int parse_addr(const char *s, uint64_t *v);
+#define MAX_FIELDS 6
+#define BLANKS " \t"
 
-/* "text ADDR": where _text ran, the addresses being those of that run */
-static int parse_text(struct prof *p, const char *val)
+/* An address: hex digits, 1 to 16 of them, after an optional 0x */
+static int parse_addr(const char *s, uint64_t *v)
 {
-	return parse_addr(val, &p->text_runtime);
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	return prof_parse_number(s, 16, UINT64_MAX, v);
 }
 
 static int parse_header(struct prof *p, const char *line)
@@ -50,40 +54,11 @@ static int parse_header(struct prof *p, const char *line)
 		snprintf(p->release, sizeof(p->release), "%s", strcmp(val, "-") ? val : "");
 	else if (!strcmp(key, "recorder"))
 		snprintf(p->recorder, sizeof(p->recorder), "%s", val);
-	else if (!strcmp(key, "text"))
-		return parse_text(p, val);
+	else if (!strcmp(key, "text"))	/* where _text ran, the addresses being of that run */
+		return parse_addr(val, &p->text_runtime);
 	else
 		return -EINVAL;
 	return 0;
-}
-
-#define MAX_FIELDS 6
-#define BLANKS " \t"
-
-/* An address: hex digits, 1 to 16 of them, after an optional 0x */
-static int parse_addr(const char *s, uint64_t *v)
-{
-	size_t n;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2;
-	n = strspn(s, "0123456789abcdefABCDEF");
-	if (!n || s[n] || n > 16)
-		return -EINVAL;
-	*v = strtoull(s, NULL, 16);
-	return 0;
-}
-
-/* A count: decimal digits, no sign, at most 2^64 - 1 */
-static int parse_count(const char *s, uint64_t *v)
-{
-	size_t n = strspn(s, "0123456789");
-
-	if (!n || s[n] || n > 20)
-		return -EINVAL;
-	errno = 0;
-	*v = strtoull(s, NULL, 10);
-	return errno ? -EINVAL : 0;
 }
 
 /*
@@ -93,17 +68,15 @@ static int parse_count(const char *s, uint64_t *v)
  */
 static int parse_record(struct prof *p, const char *line)
 {
-	char copy[512], *field[MAX_FIELDS], *save;
+	char copy[512], *field[MAX_FIELDS];
 	uint64_t from, to, count;
-	int nr = 0, k;
+	int nr, k;
 
 	snprintf(copy, sizeof(copy), "%s", line);
-	for (char *s = strtok_r(copy, BLANKS, &save); s; s = strtok_r(NULL, BLANKS, &save))
-		if (nr++ < MAX_FIELDS)
-			field[nr - 1] = s;
+	nr = prof_split_fields(copy, BLANKS, field, MAX_FIELDS);
 	if (nr < 4 || strlen(field[0]) != 1 || nr != (field[0][0] == 'B' ? 5 : 4) ||
 	    parse_addr(field[1], &from) || parse_addr(field[2], &to) ||
-	    parse_count(field[3], &count))
+	    prof_parse_number(field[3], 10, UINT64_MAX, &count))
 		return -EINVAL;
 	if (field[0][0] == 'F') {
 		prof_add_edge(p, from, to, count, PK_FALLTHROUGH);
@@ -147,15 +120,10 @@ static int kbolt_read(struct prof *p, FILE *f)
 	return 0;
 }
 
-static const char *or_dash(const char *s)
-{
-	return s[0] ? s : "-";
-}
-
 void prof_write_kbolt(const struct prof *p, FILE *f)
 {
 	fprintf(f, "# kbolt profile\nkbolt-profile 1\nbuild-id %s\nrelease %s\nrecorder %s\n",
-		or_dash(p->build_id), or_dash(p->release), or_dash(p->recorder));
+		prof_or_dash(p->build_id), prof_or_dash(p->release), prof_or_dash(p->recorder));
 	if (p->text_runtime)
 		fprintf(f, "text %" PRIx64 "\n", p->text_runtime);
 	for (size_t i = 0; i < p->nr_edges; i++) {

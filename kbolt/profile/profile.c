@@ -57,6 +57,28 @@ int prof_read_line(const struct prof *p, FILE *f, char *line, size_t size, size_
 	return 1;
 }
 
+int prof_split_fields(char *line, const char *seps, char **field, int max)
+{
+	char *save;
+	int nr = 0;
+
+	for (char *s = strtok_r(line, seps, &save); s; s = strtok_r(NULL, seps, &save), nr++)
+		if (nr < max)
+			field[nr] = s;
+	return nr;
+}
+
+int prof_parse_number(const char *s, unsigned int base, uint64_t max, uint64_t *v)
+{
+	size_t n = strspn(s, base == 16 ? "0123456789abcdefABCDEF" : "0123456789");
+
+	if (!n || s[n] || n > (base == 16 ? 16 : 20))
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, NULL, base);
+	return errno || *v > max ? -EINVAL : 0;
+}
+
 struct prof *prof_read(const char *path)
 {
 	struct prof *p;

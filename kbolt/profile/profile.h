@@ -70,6 +70,21 @@ void prof_add_edge(struct prof *p, uint64_t from, uint64_t to, uint64_t count, u
  * 1, 0 at the end of the file, or -EINVAL after reporting a truncated or overlong line.
  */
 int prof_read_line(const struct prof *p, FILE *f, char *line, size_t size, size_t *lineno);
+/*
+ * Split line in place at runs of the characters of seps: the number of words, of
+ * which the first max are put in field[]
+ */
+int prof_split_fields(char *line, const char *seps, char **field, int max);
+/*
+ * A number of the formats: digits of base (10 or 16) only, no sign, no blank, and at
+ * most max.  0, or -EINVAL.
+ */
+int prof_parse_number(const char *s, unsigned int base, uint64_t max, uint64_t *v);
+/* s, or "-" for the empty string: how the formats write a header value they lack */
+static inline const char *prof_or_dash(const char *s)
+{
+	return s[0] ? s : "-";
+}
 /* Read path in whichever known format it is; NULL after reporting. */
 struct prof *prof_read(const char *path);
 void prof_free(struct prof *p);
