@@ -145,26 +145,22 @@ static int cmd_check_profile(struct kbolt_opts *o)
 	return err;
 }
 
+static int write_bolt(FILE *f, const void *arg)
+{
+	const struct prof *p = arg;
+
+	if (prof_write_bolt(p, f))
+		return 0;
+	pr_err(p->path, "no records to write (interrupts are left out)");
+	return -EINVAL;
+}
+
 /* Through a temporary file (lib/outfile.h): an error leaves no OUT behind */
 static int cmd_profile_to_bolt(struct kbolt_opts *o)
 {
 	struct prof *p = prof_read(o->args[0]);
-	struct outfile of;
-	int err = -EINVAL;
-	FILE *f;
+	int err = !p || prof_check_bolt(p) || outfile_write(o->output, write_bolt, p);
 
-	if (!p || prof_check_bolt(p) || outfile_create(&of, o->output, OUTFILE_NEW_FILE)) {
-		prof_free(p);
-		return 1;
-	}
-	f = outfile_stream(&of);
-	if (f && !prof_write_bolt(p, f))
-		pr_err(p->path, "no records to write (interrupts are left out)");
-	else if (f && ferror(f))
-		pr_err(o->output, "cannot write: %s", strerror(errno));
-	else if (f)
-		err = 0;
-	err = outfile_finish(&of, err);
 	prof_free(p);
 	return err ? 1 : 0;
 }
@@ -203,29 +199,25 @@ static int cmd_heatmap(struct kbolt_opts *o)
 	return kbolt_heatmap(o->args[0], o->args[1], o->output, &ho);
 }
 
+static int write_kbolt(FILE *f, const void *p)
+{
+	prof_write_kbolt(p, f);
+	return 0;
+}
+
 /* The profiles, each read once, merged (profile/merge.c) and written as kbolt's format */
 static int profile_merge(struct kbolt_opts *o)
 {
 	size_t nr = o->nr_args - 1;
 	struct prof **in = xcalloc(nr, sizeof(*in)), *m = NULL;
-	struct outfile of;
 	int err = -EINVAL;
-	FILE *f;
 
 	for (size_t k = 0; k < nr && (k == 0 || in[k - 1]); k++)
 		in[k] = prof_read(o->args[k + 1]);
 	if (in[nr - 1])
 		m = prof_merge(in, o->weights, nr);
-	if (m && !outfile_create(&of, o->output, OUTFILE_NEW_FILE)) {
-		f = outfile_stream(&of);
-		if (f) {
-			prof_write_kbolt(m, f);
-			err = ferror(f) ? -EIO : 0;
-			if (err)
-				pr_err(o->output, "cannot write: %s", strerror(errno));
-		}
-		err = outfile_finish(&of, err);
-	}
+	if (m)
+		err = outfile_write(o->output, write_kbolt, m);
 	prof_free(m);
 	for (size_t k = 0; k < nr; k++)
 		prof_free(in[k]);

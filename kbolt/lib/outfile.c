@@ -134,9 +134,8 @@ int outfile_create(struct outfile *o, const char *path, mode_t mode)
 {
 	char *dir_copy = xstrdup(path);
 	const char *dir = dirname(dir_copy);
-	int fd;
-
 	struct stat st;
+	int fd;
 
 	*o = (struct outfile){ .path = path, .fd = -1, .replaces = !lstat(path, &st) };
 	remove_abandoned(dir);
@@ -204,4 +203,22 @@ int outfile_finish(struct outfile *o, int err)
 	free(o->tmp);
 	*o = (struct outfile){ .path = o->path, .fd = -1 };
 	return err;
+}
+
+int outfile_write(const char *path, int (*write)(FILE *f, const void *arg),
+		  const void *arg)
+{
+	struct outfile of;
+	int err = outfile_create(&of, path, OUTFILE_NEW_FILE);
+	FILE *f;
+
+	if (err)
+		return err;
+	f = outfile_stream(&of);
+	err = f ? write(f, arg) : -EIO;
+	if (f && ferror(f) && !err) {
+		err = -EIO;
+		pr_err(path, "cannot write: %s", strerror(errno));
+	}
+	return outfile_finish(&of, err);
 }

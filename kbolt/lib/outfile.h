@@ -27,9 +27,8 @@ struct outfile {
 
 /*
  * Create the temporary file for path with mode (permissions only, or
- * OUTFILE_NEW_FILE), after removing
- * the temporary files of killed runs in its directory.  0 or a negative errno, after
- * reporting.
+ * OUTFILE_NEW_FILE), after removing the temporary files of killed runs in its
+ * directory.  0 or a negative errno, after reporting.
  */
 int outfile_create(struct outfile *o, const char *path, mode_t mode);
 /* A stdio stream on the temporary file, NULL after reporting */
@@ -40,6 +39,13 @@ FILE *outfile_stream(struct outfile *o);
  * err, or the failure, reported.
  */
 int outfile_finish(struct outfile *o, int err);
+/*
+ * A new file written whole through a stdio stream: write(f, arg) fills it (0, or a
+ * negative errno after reporting); a stream error is reported as "cannot write".  0 or
+ * a negative errno.
+ */
+int outfile_write(const char *path, int (*write)(FILE *f, const void *arg),
+		  const void *arg);
 /* Remove the temporary file being written, if any, without freeing anything (out of memory) */
 void outfile_remove_current(void);
 /* Is there room for the output: may a file be created in its directory? */

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Writing the output: a new build-id (derived from the old one, kbolt's version, the
- * options and the profile's digest, so the same inputs give the same id), a
- * non-allocated .note.kbolt section that records those, and the file written to a
- * temporary name in the output's directory and renamed over the output only when
- * complete.  The note goes at the end of the file with a new section-name table and
+ * Writing the output vmlinux: a new build-id (derived from the old one, kbolt's
+ * version, the options and the profile's digest, so the same inputs give the same id),
+ * a non-allocated .note.kbolt section that records those, and the image's contents,
+ * into the temporary file of outfile.c, which renames it over the output once it is
+ * verified.  The note goes at the end of the file with a new section-name table and
  * section header table; nothing the kernel loads moves.
  */
 #include <errno.h>

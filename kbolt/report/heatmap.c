@@ -557,25 +557,20 @@ static bool is_png(const char *path)
 	return n >= 4 && !strcasecmp(path + n - 4, ".png");
 }
 
+static int write_png_of(FILE *f, const void *h)
+{
+	return write_png(f, h);
+}
+
+static int write_svg_of(FILE *f, const void *h)
+{
+	return write_svg(f, h);
+}
+
 /* Through a temporary file (outfile.h): a failure leaves nothing */
 static int draw(const struct heatmap *h, const char *out)
 {
-	struct outfile of;
-	int err;
-	FILE *f;
-
-	err = outfile_create(&of, out, OUTFILE_NEW_FILE);
-	if (err)
-		return err;
-	f = outfile_stream(&of);
-	if (!f)
-		return outfile_finish(&of, -EIO);
-	err = is_png(out) ? write_png(f, h) : write_svg(f, h);
-	if (ferror(f) && !err) {
-		err = -EIO;
-		pr_err(out, "cannot write: %s", strerror(errno));
-	}
-	return outfile_finish(&of, err);
+	return outfile_write(out, is_png(out) ? write_png_of : write_svg_of, h);
 }
 
 static void heatmap_free(struct heatmap *h)
