@@ -293,15 +293,22 @@ static bool nr_args_fit(int given, int wanted)
 	return wanted < 0 ? given >= -wanted : given == wanted;
 }
 
-/* -w N: a count multiplier, 1 or more, decimal */
-static int add_weight(struct kbolt_opts *o, const char *arg)
+/* A decimal number without a sign, as --seed and -w take it: 0 or -EINVAL */
+static int parse_decimal(const char *arg, uint64_t *v)
 {
-	unsigned long long w;
 	char *end;
 
 	errno = 0;
-	w = strtoull(arg, &end, 10);
-	if (errno || !*arg || *end || *arg == '-' || *arg == '+' || !w)
+	*v = strtoull(arg, &end, 10);
+	return errno || !*arg || *end || *arg == '-' || *arg == '+' ? -EINVAL : 0;
+}
+
+/* -w N: a count multiplier, 1 or more, decimal */
+static int add_weight(struct kbolt_opts *o, const char *arg)
+{
+	uint64_t w;
+
+	if (parse_decimal(arg, &w) || !w)
 		return -EINVAL;
 	o->weights = xrealloc(o->weights, (o->nr_weights + 1) * sizeof(*o->weights));
 	o->weights[o->nr_weights++] = w;
@@ -318,19 +325,15 @@ static int parse_layout(struct kbolt_opts *o, const char *arg)
 	else if (!strcmp(arg, "random"))
 		o->opt.layout = LAYOUT_RANDOM;
 	else
-		return -1;
+		return -EINVAL;
 	o->layout_set = true;
 	return 0;
 }
 
 static int parse_seed(struct kbolt_opts *o, const char *arg)
 {
-	char *end;
-
-	errno = 0;
-	o->opt.seed = strtoull(arg, &end, 10);
-	if (errno || !*arg || *end || *arg == '-' || *arg == '+')
-		return -1;
+	if (parse_decimal(arg, &o->opt.seed))
+		return -EINVAL;
 	o->seed_set = true;
 	return 0;
 }

@@ -145,7 +145,7 @@ static int sort_range(struct kmeta_table *t, size_t first, size_t nr, size_t *pe
 			if (is_pointer(&l->fields[i]) &&
 			    !(v[k].e.filler && l->fields[i].role == FR_SITE))
 				err = kmeta_table_write_field(t, base + k * esize, i,
-							v[k].e.val[i] + v[k].e.flags[i]);
+							      v[k].e.val[i] + v[k].e.flags[i]);
 		perm[v[k].old] = first + k;
 	}
 	free(saved);
@@ -167,7 +167,7 @@ static bool is_sorted(struct kmeta_table *t, size_t first, size_t nr)
 }
 
 int kmeta_table_remap(struct kmeta_table *t, kmeta_map_fn map, void *ctx, size_t **perm,
-		size_t *changed)
+		      size_t *changed)
 {
 	struct kmeta_entry e;
 	size_t first = 0;

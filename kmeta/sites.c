@@ -46,7 +46,7 @@ static int add_site_ranges(struct kmeta_table *t, unsigned int fixed_len,
 }
 
 int kmeta_table_site_ranges(struct kmeta_image *img, unsigned int flag, unsigned int fixed_len,
-		      struct kmeta_range **arr, size_t *nr, size_t *cap)
+			    struct kmeta_range **arr, size_t *nr, size_t *cap)
 {
 	for (unsigned int d = 0; d < kmeta_nr_table_descs; d++) {
 		struct kmeta_table *t;

@@ -258,7 +258,7 @@ const char *sym_name_at(struct kmeta_image *img, uint64_t addr)
 }
 
 void kmeta_table_format_field(struct kmeta_table *t, const struct kmeta_entry *e, unsigned int i,
-			char *buf, size_t size)
+			      char *buf, size_t size)
 {
 	const struct field *f = &t->layout->fields[i];
 
@@ -306,7 +306,8 @@ bool kmeta_table_entry_resumes(const struct kmeta_table *t, const struct kmeta_e
 	       (kmeta_table_rewrite_value(t, e) & t->desc->rewrite.mask);
 }
 
-struct kmeta_table *table_of_sec(struct kmeta_image *img, const struct kmeta_sec *sec)
+/* The located table one of whose ranges is the whole of sec, NULL if none or on error */
+static struct kmeta_table *table_of_sec(struct kmeta_image *img, const struct kmeta_sec *sec)
 {
 	for (unsigned int d = 0; sec->size && d < kmeta_nr_table_descs; d++) {
 		struct kmeta_table *t = kmeta_table_get(img, kmeta_table_descs[d]);

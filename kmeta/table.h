@@ -155,14 +155,14 @@ int table_add_range(struct kmeta_table *t, uint64_t start, uint64_t stop, const 
 int table_locate_by_syms(struct kmeta_table *t, const char *start, const char *stop);
 /* Text of field i of e: symbolic for pointers, table-specific where the table says so. */
 void kmeta_table_format_field(struct kmeta_table *t, const struct kmeta_entry *e, unsigned int i,
-			char *buf, size_t size);
+			      char *buf, size_t size);
 /*
  * Append [site, site + len) of every real entry of every table with the rewrite flag
  * to *arr (*nr used, *cap allocated): len is the value of the rewrite record's field,
  * or fixed_len when 0 is given (sites.c).
  */
 int kmeta_table_site_ranges(struct kmeta_image *img, unsigned int flag, unsigned int fixed_len,
-		      struct kmeta_range **arr, size_t *nr, size_t *cap);
+			    struct kmeta_range **arr, size_t *nr, size_t *cap);
 /* Does t's rewrite record have the flag (enum table_rewrite_flag)? */
 static inline bool kmeta_table_has(const struct kmeta_table *t, unsigned int flag)
 {
@@ -175,13 +175,9 @@ uint64_t kmeta_table_rewrite_value(const struct kmeta_table *t, const struct kme
 /* TR_MAY_RESUME: does execution go on after this entry's site? */
 bool kmeta_table_entry_resumes(const struct kmeta_table *t, const struct kmeta_entry *e);
 /*
- * The located table one of whose ranges is the whole of sec (.orc_unwind_ip, 6.12's
- * runtime_ptr_* sections), NULL if none or on error
- */
-struct kmeta_table *table_of_sec(struct kmeta_image *img, const struct kmeta_sec *sec);
-/*
- * Per section index, the rewrite flags of table_of_sec() (0 if none): what the section's
- * relocations mean, asked once a section (malloc'ed)
+ * Per section index, the rewrite flags of the table one of whose ranges is the whole
+ * section (.orc_unwind_ip, 6.12's runtime_ptr_* sections; 0 if none): what the
+ * section's relocations mean, asked once a section (malloc'ed)
  */
 unsigned int *kmeta_table_flags_by_sec(struct kmeta_image *img);
 /* Which part of the image a site is in: ".text", ".init.text" or "other" */
@@ -195,7 +191,7 @@ const char *kmeta_table_site_area(struct kmeta_table *t, uint64_t site);
  */
 typedef bool (*kmeta_map_fn)(void *ctx, uint64_t addr, uint64_t *out);
 int kmeta_table_remap(struct kmeta_table *t, kmeta_map_fn map, void *ctx, size_t **perm,
-		size_t *changed);
+		      size_t *changed);
 /* Store val (an address) into pointer field i of the entry at entry_addr */
 int kmeta_table_write_field(struct kmeta_table *t, uint64_t entry_addr, unsigned int i,
 			    uint64_t val);
