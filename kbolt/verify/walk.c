@@ -435,23 +435,40 @@ static size_t roots_from_sorted(struct verifier *v, const struct sorted_roots *s
 }
 
 /* Relocated pointers in data: computed-goto tables and the like */
+static bool is_abs_reloc(uint32_t type)
+{
+	return type == R_X86_64_64 || type == R_X86_64_32 || type == R_X86_64_32S;
+}
+
+/*
+ * Relocated pointers to code: in data (computed-goto tables and the like), and in code
+ * the absolute ones (push $label, mov $label), whose address the walk follows only
+ * where the instruction's bytes changed: sync_core()'s "push $1f; iretq; 1:" keeps
+ * them when 1: does not move, and nothing else reaches 1: (pc-relative fields are the
+ * walk's: branches and %rip operands)
+ */
 static void pairs_from_rela(struct verifier *v, struct kmeta_sec *rsb, struct kmeta_sec *target,
 			    const unsigned char *ra, const unsigned char *rb, uint64_t nr,
 			    void *arg)
 {
-	if ((target->flags & SHF_EXECINSTR) || is_own_pass_sec(v, target))
+	bool code = target->flags & SHF_EXECINSTR;
+
+	if (is_own_pass_sec(v, target))
 		return;
 	for (uint64_t k = 0; k < nr; k++) {
-		uint64_t info = get_u64(ra + 24 * k + 8), s;
+		uint64_t info = get_u64(ra + 24 * k + 8), s, old;
 
-		if ((uint32_t)info == R_X86_64_NONE || (info >> 32) >= v->a->nr_syms)
+		if ((uint32_t)info == R_X86_64_NONE || (info >> 32) >= v->a->nr_syms ||
+		    (code && !is_abs_reloc((uint32_t)info)))
 			continue;
 		s = v->a->syms[info >> 32].addr;
+		old = s + get_u64(ra + 24 * k + 16);
+		if (!vfunc_containing(v, old))
+			continue;	/* verify_tables() and verify_relocs() check those */
 		/* stale (a table sorted after linking): says nothing of the code */
-		if (!kmeta_reloc_holds(v->a, (uint32_t)info, s + get_u64(ra + 24 * k + 16),
-				       get_u64(ra + 24 * k)))
+		if (!kmeta_reloc_holds(v->a, (uint32_t)info, old, get_u64(ra + 24 * k)))
 			continue;
-		add_pair(v, arg, s + get_u64(ra + 24 * k + 16), s + get_u64(rb + 24 * k + 16));
+		add_pair(v, arg, old, s + get_u64(rb + 24 * k + 16));
 	}
 }
 
