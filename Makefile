@@ -181,8 +181,10 @@ bench: all
 	$(Q)scripts/bench-kmeta $(KMETA_BIN)
 	$(Q)scripts/bench-optimize $(KBOLT_BIN)
 
-# What a package holds (debian/rules): the two programs, their man pages, and the QEMU
-# plugins under PREFIX/lib/kbolt/ (scripts/vmtest takes them from KBOLT_QEMU_PLUGIN)
+# What a package holds (debian/rules): the two programs, their man pages, the QEMU
+# plugins under PREFIX/lib/kbolt/ (scripts/vmtest takes them from KBOLT_QEMU_PLUGIN),
+# and the Kbuild series with kbuild-apply under PREFIX/share/kbolt/
+# (Documentation/kbuild.rst)
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/lib/kbolt
@@ -190,6 +192,10 @@ install: all
 	install -m 755 $(KBOLT_BIN) $(DESTDIR)$(PREFIX)/bin/kbolt
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(QEMU_PLUGIN) $(EVAL_PLUGIN) $(DESTDIR)$(PREFIX)/lib/kbolt/
+	for d in kbuild/*/; do \
+		install -d $(DESTDIR)$(PREFIX)/share/kbolt/$$d && \
+		install -m 644 $$d* $(DESTDIR)$(PREFIX)/share/kbolt/$$d || exit 1; done
+	install -m 755 scripts/kbuild-apply $(DESTDIR)$(PREFIX)/share/kbolt/
 
 clean:
 	rm -rf .build kmeta/kmeta kbolt/kbolt kbolt/kbolt-qemu-plugin.so kbolt/kbolt-eval-plugin.so

@@ -3,7 +3,8 @@
 # kbolt's own Debian package: dpkg-buildpackage -b builds it from a copy of the tree
 # (debian/, through make install); lintian reports no error; extracted into a scratch
 # root with dpkg -x (not installed), its kbolt and kmeta run, its man pages and QEMU
-# plugins are there, and the packaged kbolt optimizes the flow fixture.  kbolt.spec
+# plugins and the Kbuild series are there, its kbuild-apply runs, and the packaged kbolt
+# optimizes the flow fixture.  kbolt.spec
 # likewise, with rpmbuild -bb: the same files, and a kbolt that runs.
 . "$(dirname "$0")/lib.sh"
 
@@ -48,6 +49,15 @@ for f in usr/share/man/man1/kbolt.1.gz usr/share/man/man1/kmeta.1.gz \
 done
 check_match "... the plugin exports QEMU's entry point" 'qemu_plugin_install' \
 	"$(nm -D "$root/usr/lib/kbolt/kbolt-qemu-plugin.so" 2>&1)"
+for v in 6.1 6.12; do
+	check_eq "... it holds the Kbuild series for $v" "$(cat "$top/kbuild/$v/series")" \
+		"$(cat "$root/usr/share/kbolt/kbuild/$v/series" 2>&1)"
+	check "... and each of its patches" sh -c "cd '$top/kbuild/$v' && for p in \$(cat series); do
+		cmp -s \$p '$root/usr/share/kbolt/kbuild/$v/'\$p || exit 1; done"
+done
+mkdir -p "$tmp/tree" && printf 'VERSION = 6\nPATCHLEVEL = 9\nSUBLEVEL = 0\n' >"$tmp/tree/Makefile"
+check_match "... its kbuild-apply finds the series beside it" 'no kbolt series for 6\.9 \(there are: 6\.1 6\.12\)' \
+	"$("$root/usr/share/kbolt/kbuild-apply" "$tmp/tree" 2>&1)"
 fx=$top/selftests/fixtures
 if gcc -c -o "$tmp/flow.o" "$fx/flow.S" &&
    ld -q -e _text -T "$fx/vmlinux.lds" --no-warn-rwx-segments -o "$tmp/flow" "$tmp/flow.o"; then
@@ -74,7 +84,7 @@ else
 	fail "rpmbuild -bb kbolt.spec builds it" "$(tail -n 15 "$tmp/rpm.log")"
 fi
 rpm=$(ls "$rpmtop"/RPMS/x86_64/kbolt-0.1-1.x86_64.rpm 2>/dev/null)
-shipped='^usr/(bin|lib/kbolt|share/man/man1)/[^/]+$'	# the files, not the packaging's
+shipped='^usr/(bin|lib/kbolt|share/man/man1|share/kbolt(/kbuild/[^/]+)?)/[^/]+$'	# not the packaging's
 check "... kbolt-0.1-1.x86_64.rpm" test -s "$rpm"
 check_eq "... it holds what the Debian package holds" \
 	"$(cd "$root" && find usr -type f | sed 's/\.gz$//' | grep -E "$shipped" | sort)" \

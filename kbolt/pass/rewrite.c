@@ -383,24 +383,31 @@ static size_t section_sym(struct kmeta_image *img, uint64_t addr, size_t last)
 	return 0;
 }
 
-/* .rela.orc_unwind_ip: one pc-relative relocation per slot, for the new table */
+/*
+ * .rela.orc_unwind_ip: one pc-relative relocation per slot, for the new table.  A
+ * kbolt-enabled tree's spare slots (CONFIG_KBOLT_ORC_SPARE, zero-filled by the linker
+ * script) have none, so the section may hold fewer: the first slots get them, as many
+ * as it holds.  Nothing is lost: arch/x86/tools/relocs leaves pc-relative relocations
+ * inside the kernel out of the KASLR table, and nothing else reads these.
+ */
 static int rewrite_orc_relocs(struct opt *opt)
 {
 	struct kmeta_sec *rsec = kmeta_find_sec_by_name(opt->img, ".rela.orc_unwind_ip");
 	struct kmeta_sec *ip = kmeta_find_sec_by_name(opt->img, ".orc_unwind_ip");
-	size_t sym = 0;
+	size_t sym = 0, nr;
 	uint64_t size = 0;
 	unsigned char *raw;
 
 	if (!rsec)
 		return 0;
 	raw = file_bytes(opt, rsec, &size);
-	if (!raw || size != opt->nr_orc * sizeof(struct rela_raw)) {
+	nr = size / sizeof(struct rela_raw);
+	if (!raw || size % sizeof(struct rela_raw) || nr > opt->nr_orc) {
 		pr_err(opt->img->path, ".rela.orc_unwind_ip: %" PRIu64 " bytes for %zu entries: "
 		       "cannot regenerate it", size, opt->nr_orc);
 		return -EINVAL;
 	}
-	for (size_t k = 0; k < opt->nr_orc; k++) {
+	for (size_t k = 0; k < nr; k++) {
 		unsigned char *r = raw + k * sizeof(struct rela_raw);
 		uint64_t a = opt->orc_ips[k];
 

@@ -11,6 +11,8 @@
  *                      execute the marker nops that switch kbolt's QEMU plugin on and
  *                      off (kbolt/record/qemu_plugin.c): "nopl 0x3153424b(%rax)" and
  *                      "nopl 0x3053424b(%rax)", "KBS1" and "KBS0" in their bytes
+ *   labtool build-id   print the running kernel's GNU build-id in hex, from the ELF
+ *                      notes in /sys/kernel/notes (include/linux/elfnote.h)
  * Exit 0 when every check holds; failures are printed as "# ..." lines.  Raw syscall()s:
  * the compiler must not see (and warn about) the deliberately bad buffers.
  */
@@ -221,6 +223,46 @@ static void profile_marker(bool start)
 		asm volatile(".byte 0x0f, 0x1f, 0x80, 0x4b, 0x42, 0x53, 0x30");
 }
 
+/*
+ * The notes are 4-byte aligned records: namesz, descsz, type, then the name and the
+ * description, each padded to 4 bytes.  The build-id is type 3 (NT_GNU_BUILD_ID) of
+ * owner "GNU".
+ */
+static int build_id(void)
+{
+	unsigned char buf[4096];
+	size_t off = 0, len;
+	FILE *f = fopen("/sys/kernel/notes", "rb");
+
+	if (!f) {
+		perror("/sys/kernel/notes");
+		return 1;
+	}
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	while (off + 12 <= len) {
+		unsigned int namesz, descsz, type;
+		size_t name, desc;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		name = off + 12;
+		desc = name + ((namesz + 3) & ~3u);
+		if (desc + descsz > len)
+			break;
+		if (type == 3 && namesz == 4 && !memcmp(buf + name, "GNU", 4)) {
+			for (size_t i = 0; i < descsz; i++)
+				printf("%02x", buf[desc + i]);
+			printf("\n");
+			return 0;
+		}
+		off = desc + ((descsz + 3) & ~3u);
+	}
+	fprintf(stderr, "/sys/kernel/notes: no GNU build-id note\n");
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "efault"))
@@ -231,11 +273,13 @@ int main(int argc, char **argv)
 		return tcp(atol(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "udp"))
 		return udp(atoi(argv[2]));
+	if (argc == 2 && !strcmp(argv[1], "build-id"))
+		return build_id();
 	if (argc == 2 && !strncmp(argv[1], "profile-", 8)) {
 		profile_marker(!strcmp(argv[1], "profile-start"));
 		return 0;
 	}
 	fprintf(stderr, "usage: labtool efault | mmap FILE | tcp BYTES | udp COUNT |"
-		" profile-start | profile-stop\n");
+		" profile-start | profile-stop | build-id\n");
 	return 2;
 }

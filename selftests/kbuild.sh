@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# kbolt as a step of the kernel's own build (kbuild/, scripts/kbuild-apply,
+# Documentation/kbuild.rst), in the lab's 6.1 and 6.12 trees, which scripts/build-kernel
+# builds with the series applied and CONFIG_KBOLT=y:
+# - kbuild-apply: each series applies to a pristine tree, twice is once, and another
+#   version or a tree that differs is refused, untouched;
+# - "make kbolt KBOLT_PROFILE=" with a profile of the tree's own kernel: a bzImage that
+#   boots relocated and passes every workload, with a module of the tree loaded; the
+#   link's System.map, kallsyms, .BTF and Module.symvers unchanged; no ORC room missing;
+# - a second run does nothing, a new profile redoes only kbolt and the boot image, the
+#   same profile gives the same bytes;
+# - three random layouts (KBOLT_LAYOUT=random) boot;
+# - make bindeb-pkg: the packaged kernel boots, and its build-id is the -dbg vmlinux's;
+# - bad input stops the build with one line: a profile of another kernel, a missing
+#   profile or kbolt, a tree without ORC or without relocations.
+. "$(dirname "$0")/lib.sh"
+
+case "${OUT:-.build/default}" in
+*san*)
+	skip "kbolt in the kernel's build" "it exercises kernel builds, not the sanitized binaries (run once, in the normal pass)"
+	done_testing
+	exit 0 ;;
+esac
+VMTEST=$top/scripts/vmtest
+KBOLT=${KBOLT:-$top/kbolt/kbolt}
+case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
+export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026'
+
+# --- kbuild-apply, on the files each series touches, from the pristine source ---
+for ver in 6.1 6.12; do
+	tarball=/usr/src/linux-source-$ver.tar.xz
+	[ -r "$tarball" ] || { skip "kbuild-apply $ver" "$tarball missing"; continue; }
+	t=$tmp/apply-$ver
+	mkdir -p "$t"
+	files=$(sed -n 's|^--- a/||p' "$top/kbuild/$ver"/*.patch | sort -u | sed "s|^|linux-source-$ver/|")
+	tar -xJf "$tarball" -C "$t" linux-source-$ver/Makefile $files 2>/dev/null
+	tree=$t/linux-source-$ver
+	cp -a "$tree" "$t/pristine"
+	out=$("$top/scripts/kbuild-apply" "$tree" 2>&1); rc=$?
+	check_eq "kbuild-apply $ver: the series applies (exit 0)" 0 "$rc"
+	check_match "... saying so" "applied the kbolt series for $ver \\(2 patches\\)" "$out"
+	check "... scripts/Makefile.kbolt is in the tree" test -f "$tree/scripts/Makefile.kbolt"
+	out=$("$top/scripts/kbuild-apply" "$tree" 2>&1); rc=$?
+	check_eq "kbuild-apply $ver twice: exit 0" 0 "$rc"
+	check_match "... applied already" 'is applied already$' "$out"
+	cp -a "$t/pristine" "$t/other"
+	sed -i 's/^PATCHLEVEL = .*/PATCHLEVEL = 5/' "$t/other/Makefile"
+	out=$("$top/scripts/kbuild-apply" "$t/other" 2>&1); rc=$?
+	check_eq "kbuild-apply on a 6.5 tree: exit 1" 1 "$rc"
+	check_match "... one line naming what it found and what it knows" \
+		'^kbuild-apply: .*: Linux 6\.5\.[0-9]+: no kbolt series for 6\.5 \(there are: 6\.1 6\.12\)$' "$out"
+	cp -a "$t/pristine" "$t/changed"
+	sed -i 's/^vmlinux: scripts\/link-vmlinux.sh/vmlinux:  scripts\/link-vmlinux.sh/' \
+		"$t/changed/scripts/Makefile.vmlinux"
+	cp -a "$t/changed" "$t/changed.before"
+	out=$("$top/scripts/kbuild-apply" "$t/changed" 2>&1); rc=$?
+	check_eq "kbuild-apply on a tree the series does not fit: exit 1" 1 "$rc"
+	check_match "... naming the patch" '^kbuild-apply: .*: 0001-kbuild-link-vmlinux.*does not apply' "$out"
+	check "... the tree untouched" diff -r "$t/changed.before" "$t/changed"
+done
+out=$("$top/scripts/kbuild-apply" 2>&1); rc=$?
+check_eq "kbuild-apply without a tree: usage, exit 2" 2 "$rc"
+
+# --- the lab trees ---
+mk() {	# mk LOGFILE MAKE-ARGS...: make in the lab tree of $ver, output to LOGFILE
+	local log=$1
+	shift
+	make -C "$src" O="$obj" KBOLT="$KBOLT" -j"$(nproc)" "$@" >"$log" 2>&1
+}
+sha() { sha256sum "$1" | cut -c1-16; }
+# the bytes of section $2 of ELF file $1
+section_bytes() { objcopy -O binary --only-section="$2" "$1" "$tmp/sec" 2>/dev/null && sha "$tmp/sec"; }
+# the bytes of every kallsyms_* object of ELF file $1, by its symbol's value and size
+kallsyms_bytes() {
+	/usr/bin/python3 - "$1" <<'EOF' | sha256sum | cut -c1-16
+import sys
+from elftools.elf.elffile import ELFFile
+with open(sys.argv[1], 'rb') as f:
+    elf = ELFFile(f)
+    syms = sorted((s.name, s['st_value'], s['st_size']) for s in elf.get_section_by_name('.symtab').iter_symbols()
+                  if s.name.startswith('kallsyms_') and s['st_size'])
+    for name, addr, size in syms:
+        sec = next(x for x in elf.iter_sections() if x['sh_addr'] <= addr < x['sh_addr'] + x['sh_size'])
+        f.seek(sec['sh_offset'] + addr - sec['sh_addr'])
+        sys.stdout.write('%s %s\n' % (name, f.read(size).hex()))
+    print(len(syms))
+EOF
+}
+build_id() { readelf -n "$1" | sed -n 's/.*Build ID: *//p' | head -n 1; }
+
+for ver in 6.1 6.12; do
+	if ! out=$(build_lab_kernel "$ver" "$tmp/build.log"); then
+		fail "$ver: the lab kernel builds" "$(tail -n 20 "$tmp/build.log")"
+		continue
+	fi
+	root=$KBOLT_CACHE/build/$ver
+	src=$root/linux-source-$ver obj=$root/obj
+	check "$ver: CONFIG_KBOLT=y in the lab tree" grep -qx CONFIG_KBOLT=y "$obj/.config"
+	# the tree as build-kernel left it: vmlinux a copy of the link
+	mk "$tmp/restore.log" bzImage
+	if ! prof=$("$top/scripts/cached-profile" "$obj/vmlinux.unstripped" proc 2>"$tmp/prof.log"); then
+		fail "$ver: the proc profile of the tree's kernel recorded" "$(tail -n 5 "$tmp/prof.log")"
+		continue
+	fi
+
+	# ORC room: the spare slots CONFIG_KBOLT_ORC_SPARE reserved
+	"$KBOLT" optimize "$obj/vmlinux.unstripped" --layout random --seed 1 --stats -j \
+		-o "$tmp/rand" >"$tmp/stats.json" 2>&1
+	nr=$(json_get "$tmp/stats.json" "r['skipped']['orc_full']['functions']" 2>/dev/null || echo '?')
+	check_eq "$ver: random layout, no function put back for ORC room" 0 "$nr"
+	rm -f "$tmp/rand"
+
+	# make kbolt with the profile
+	sums_before=$(sha "$obj/Module.symvers")
+	start=$SECONDS
+	mk "$tmp/kbolt.log" kbolt KBOLT_PROFILE="$prof"; rc=$?
+	check_eq "$ver: make kbolt KBOLT_PROFILE=proc: exit 0 ($((SECONDS - start)) s)" 0 "$rc"
+	check_match "... kbolt made vmlinux" '^  KBOLT   vmlinux$' "$(cat "$tmp/kbolt.log")"
+	check "... vmlinux carries .note.kbolt" sh -c "readelf -SW '$obj/vmlinux' | grep -q '\.note\.kbolt'"
+	check "... its code differs from the link's" bash -c \
+		"! cmp -s <(objcopy -O binary -j .text '$obj/vmlinux' /dev/stdout) <(objcopy -O binary -j .text '$obj/vmlinux.unstripped' /dev/stdout)"
+	check_eq "... System.map: the same symbols at the same addresses" \
+		"$(nm -n "$obj/vmlinux.unstripped" | sha256sum)" "$(nm -n "$obj/vmlinux" | sha256sum)"
+	check_eq "... kallsyms: the same bytes" "$(kallsyms_bytes "$obj/vmlinux.unstripped")" \
+		"$(kallsyms_bytes "$obj/vmlinux")"
+	check_eq "... .BTF: the same bytes" "$(section_bytes "$obj/vmlinux.unstripped" .BTF)" \
+		"$(section_bytes "$obj/vmlinux" .BTF)"
+	check_eq "... Module.symvers unchanged" "$sums_before" "$(sha "$obj/Module.symvers")"
+	check "... bzImage is newer than vmlinux" test "$obj/arch/x86/boot/bzImage" -nt "$obj/vmlinux.unstripped"
+	rm -rf "$tmp/mod" && cp -r "$top/selftests/fixtures/module" "$tmp/mod"
+	if make -C "$src" O="$obj" M="$tmp/mod" modules >"$tmp/mod.log" 2>&1; then
+		ok "$ver: a module built against the tree"
+	else
+		fail "$ver: a module built against the tree" "$(tail -n 10 "$tmp/mod.log")"
+	fi
+	vm_boot "$ver: the bzImage boots relocated, loads the module, passes every workload" \
+		--kernel "$obj/arch/x86/boot/bzImage" --kaslr --workload all --module "$tmp/mod/kbolt_hello.ko"
+	check_relocated "... at a randomized address" "$obj/vmlinux.unstripped"
+	check_match "... the module ran" 'kbolt_hello: loaded, 5 bytes copied' "$(cat "$tmp/console")"
+
+	# incremental: the same profile does nothing, a new one only kbolt and the boot image
+	v=$(stat -c %Y.%s "$obj/vmlinux") b=$(stat -c %Y.%s "$obj/arch/x86/boot/bzImage")
+	mk "$tmp/again.log" kbolt KBOLT_PROFILE="$prof"; rc=$?
+	check_eq "$ver: make kbolt again, the same profile: exit 0" 0 "$rc"
+	check_eq "... vmlinux and bzImage untouched" "$v $b" \
+		"$(stat -c %Y.%s "$obj/vmlinux") $(stat -c %Y.%s "$obj/arch/x86/boot/bzImage")"
+	check "... no step ran" sh -c "! grep -qE '^  (KBOLT|LD|CC|COPY) ' '$tmp/again.log'"
+	prof2=$tmp/merged.prof
+	files_prof=$("$top/scripts/cached-profile" "$obj/vmlinux.unstripped" files 2>/dev/null)
+	"$KBOLT" profile merge "$prof" "$files_prof" -o "$prof2" 2>"$tmp/merge.log"
+	mk "$tmp/new.log" kbolt KBOLT_PROFILE="$prof2"; rc=$?
+	check_eq "$ver: make kbolt with a new profile: exit 0" 0 "$rc"
+	steps=$(grep -oE '^  [A-Z0-9]+ +[^ ]+' "$tmp/new.log" | awk '{print $1}' | sort -u | tr '\n' ' ')
+	check_match "... kbolt ran" 'KBOLT' "$steps"
+	check "... nothing was compiled or linked again (steps: $steps)" \
+		sh -c "! grep -qE '^  (CC|AS|LD|AR) ' '$tmp/new.log'"
+	check "... the boot image was made again" test "$obj/arch/x86/boot/bzImage" -nt "$prof2"
+	v=$(sha "$obj/vmlinux") b=$(sha "$obj/arch/x86/boot/bzImage")
+	rm -f "$obj/vmlinux"
+	mk "$tmp/redo.log" kbolt KBOLT_PROFILE="$prof2"
+	check_eq "$ver: the same profile again from the link: the same vmlinux and bzImage" "$v $b" \
+		"$(sha "$obj/vmlinux") $(sha "$obj/arch/x86/boot/bzImage")"
+
+	# torture mode
+	for seed in 1 2 3; do
+		mk "$tmp/rand.log" kbolt KBOLT_LAYOUT=random KBOLT_SEED=$seed; rc=$?
+		check_eq "$ver: make kbolt KBOLT_LAYOUT=random KBOLT_SEED=$seed: exit 0" 0 "$rc"
+		vm_boot "... boots relocated, every workload passes" \
+			--kernel "$obj/arch/x86/boot/bzImage" --kaslr --workload all
+		check_relocated "... at a randomized address" "$obj/vmlinux.unstripped"
+	done
+
+	# bad input: one line, the build stops, no vmlinux
+	other=$KBOLT_CACHE/build/$([ "$ver" = 6.1 ] && echo 6.12 || echo 6.1)/out/vmlinux
+	if [ -s "$other" ] && oprof=$("$top/scripts/cached-profile" "$other" proc 2>/dev/null); then
+		mk "$tmp/bad.log" kbolt KBOLT_PROFILE="$oprof"; rc=$?
+		check "$ver: a profile of another kernel stops the build" test "$rc" -ne 0
+		check_match "... with kbolt's line naming the build-id" 'build-id' "$(grep -m1 'kbolt' "$tmp/bad.log")"
+		check "... and no vmlinux is left" test ! -e "$obj/vmlinux"
+	else
+		skip "$ver: a profile of another kernel" "the other lab kernel is not built"
+	fi
+	mk "$tmp/bad.log" kbolt KBOLT_PROFILE="$tmp/nonexistent.prof"; rc=$?
+	check "$ver: a missing profile stops the build" test "$rc" -ne 0
+	check_match "... one line naming it" "^kbolt: KBOLT_PROFILE=$tmp/nonexistent.prof: no such file" \
+		"$(cat "$tmp/bad.log")"
+	make -C "$src" O="$obj" KBOLT=/nonexistent/kbolt KBOLT_PROFILE="$prof" kbolt >"$tmp/bad.log" 2>&1; rc=$?
+	check "$ver: a kbolt that is not installed stops the build" test "$rc" -ne 0
+	check_match "... one line naming it" "^kbolt: '/nonexistent/kbolt' not found: install kbolt" \
+		"$(cat "$tmp/bad.log")"
+	mk "$tmp/bad.log" kbolt; rc=$?
+	check "$ver: make kbolt without a profile stops" test "$rc" -ne 0
+	check_match "... saying what to set" 'make kbolt: set KBOLT_PROFILE=FILE' "$(cat "$tmp/bad.log")"
+	for opt in "UNWINDER_ORC:-d UNWINDER_ORC -e UNWINDER_FRAME_POINTER" "RANDOMIZE_BASE:-d RANDOMIZE_BASE"; do
+		name=${opt%%:*} sobj=$tmp/obj-no-$name
+		mkdir -p "$sobj"
+		cp "$obj/.config" "$sobj/.config"
+		# shellcheck disable=SC2086
+		"$src/scripts/config" --file "$sobj/.config" ${opt#*:}
+		make -C "$src" O="$sobj" olddefconfig >/dev/null 2>&1
+		make -C "$src" O="$sobj" KBOLT="$KBOLT" KBOLT_PROFILE="$prof" -j"$(nproc)" kbolt \
+			>"$tmp/bad.log" 2>&1; rc=$?
+		check "$ver: a tree without CONFIG_$name stops the build" test "$rc" -ne 0
+		check_match "... before compiling, one line naming it" \
+			"^kbolt: KBOLT_PROFILE or KBOLT_LAYOUT is set, but CONFIG_KBOLT is not.*CONFIG_$name" \
+			"$(cat "$tmp/bad.log")"
+		check "... nothing compiled" sh -c "! grep -qE '^  CC +(init|kernel|mm)/' '$tmp/bad.log'"
+		rm -rf "$sobj"
+	done
+
+	# the kernel packages of the optimized kernel
+	rm -f "$root"/*.deb
+	mk "$tmp/deb.log" bindeb-pkg KBOLT_PROFILE="$prof" KDEB_COMPRESS=gzip; rc=$?
+	check_eq "$ver: make bindeb-pkg KBOLT_PROFILE=: exit 0" 0 "$rc"
+	image=$(ls "$root"/linux-image-*.deb 2>/dev/null | grep -v -- '-dbg_' | head -n 1)
+	dbg=$(ls "$root"/linux-image-*-dbg_*.deb 2>/dev/null | head -n 1)
+	if [ -n "$image" ] && [ -n "$dbg" ]; then
+		rm -rf "$tmp/pkg" && mkdir "$tmp/pkg"
+		dpkg -x "$image" "$tmp/pkg" && dpkg -x "$dbg" "$tmp/pkg"
+		kimg=$(ls "$tmp"/pkg/boot/vmlinuz-* | head -n 1)
+		kdbg=$(find "$tmp/pkg/usr/lib/debug" -name 'vmlinux*' -type f | head -n 1)
+		check "... the -dbg vmlinux carries .note.kbolt" sh -c "readelf -SW '$kdbg' | grep -q '\.note\.kbolt'"
+		vm_boot "... the packaged kernel boots relocated, proc passes" --kernel "$kimg" --kaslr --workload proc
+		check_relocated "... at a randomized address" "$kdbg"
+		check_eq "... the guest's build-id is the -dbg vmlinux's" "$(build_id "$kdbg")" \
+			"$(sed -n 's/^kbolt-lab: build-id //p' "$tmp/console" | tr -d '\r')"
+	else
+		fail "... a linux-image and a -dbg package" "$(ls "$root"/*.deb 2>&1; tail -n 20 "$tmp/deb.log")"
+	fi
+	rm -f "$root"/*.deb "$root"/*.buildinfo "$root"/*.changes
+
+	# leave the tree as build-kernel made it
+	mk "$tmp/restore.log" bzImage
+done
+done_testing
