@@ -521,7 +521,13 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 				return 2;
 			}
 			break;
-		case OPT_EVENT: o->rec.event = optarg; break;
+		case OPT_EVENT:
+			if (strcmp(optarg, "cpu-clock") && strcmp(optarg, "cycles")) {
+				pr_err(NULL, "--event takes cpu-clock or cycles, not '%s'", optarg);
+				return 2;
+			}
+			o->rec.event = optarg;
+			break;
 		case OPT_BRANCHES: o->rec.branches = true; break;
 		case OPT_CHECK: o->rec.check = true; break;
 		case OPT_DURATION:

@@ -43,6 +43,7 @@
 #define KALLSYMS_PATH "/proc/kallsyms"
 #define PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"
 #define MAX_RATE_PATH "/proc/sys/kernel/perf_event_max_sample_rate"
+#define KPTR_RESTRICT_PATH "/proc/sys/kernel/kptr_restrict"
 #define LOCKDOWN_PATH "/sys/kernel/security/lockdown"
 /*
  * Where x86-64 links _text: __START_KERNEL_map plus CONFIG_PHYSICAL_START's default
@@ -71,6 +72,7 @@ struct recording {
 	const struct record_options *o;
 	struct kernel_id k;
 	const char *event;
+	struct perf_event_attr attr;	/* the event opened on every CPU */
 	unsigned int map_entries;
 	struct rec_bpf *bpf;
 	int *perf_fds;
@@ -204,8 +206,9 @@ static int read_text(struct kernel_id *k)
 	}
 	fclose(f);
 	if (!k->text || !k->etext || k->etext <= k->text) {
-		pr_err(KALLSYMS_PATH, "record: no address for _text and _etext (hidden by "
-		       "kernel.kptr_restrict, or not root): cannot take the KASLR slide out");
+		pr_err(KALLSYMS_PATH, "record: no address for _text and _etext (hidden: "
+		       "kernel.kptr_restrict is %ld and this process lacks CAP_SYSLOG): cannot "
+		       "take the KASLR slide out; run as root", read_sysctl(KPTR_RESTRICT_PATH));
 		return -ENOENT;
 	}
 	if (k->text < LINK_TEXT) {
@@ -287,21 +290,19 @@ static void explain_open_error(const struct recording *r, const struct perf_even
 /* A perf event on every online CPU, the program attached to each */
 static int open_events(struct recording *r)
 {
-	struct perf_event_attr a;
-	int err = event_attr(r->o, r->event, &a), opened = 0;
+	struct perf_event_attr *a = &r->attr;
+	int err, opened = 0;
 
-	if (err)
-		return err;
 	r->nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
 	r->perf_fds = xmalloc(r->nr_cpus * sizeof(*r->perf_fds));
 	for (int cpu = 0; cpu < r->nr_cpus; cpu++) {
-		int fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		int fd = syscall(SYS_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
 		r->perf_fds[cpu] = fd;
 		if (fd < 0 && errno == ENODEV)	/* an offline CPU */
 			continue;
 		if (fd < 0) {
-			explain_open_error(r, &a, errno);
+			explain_open_error(r, a, errno);
 			return -errno;
 		}
 		err = rec_bpf_attach(r->bpf, fd);
@@ -433,10 +434,14 @@ static void print_summary(const struct recording *r)
 	sys = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	if (!r->o->json) {
 		fprintf(stderr, "kbolt record: %s: %.1f s, %" PRIu64 " samples, %zu records, %"
-			PRIu64 " dropped, %" PRIu64 " lost; recorder %.3f s user %.3f s system, "
-			"BPF program %.3f s in %" PRIu64 " runs\n", r->o->output, r->seconds,
-			r->t.samples, r->nr_recs, r->dropped, r->t.lost, user, sys,
-			r->t.bpf_run_ns / 1e9, r->t.bpf_run_cnt);
+			PRIu64 " dropped, %" PRIu64 " lost; recorder %.3f s user %.3f s system, ",
+			r->o->output, r->seconds, r->t.samples, r->nr_recs, r->dropped, r->t.lost,
+			user, sys);
+		if (r->t.bpf_run_cnt)
+			fprintf(stderr, "BPF program %.3f s in %" PRIu64 " runs\n",
+				r->t.bpf_run_ns / 1e9, r->t.bpf_run_cnt);
+		else	/* BPF_ENABLE_STATS needs CAP_SYS_ADMIN */
+			fprintf(stderr, "BPF program time not measured\n");
 		return;
 	}
 	json_init(&j, stdout, r->o->pretty);
@@ -455,6 +460,22 @@ static void print_summary(const struct recording *r)
 	json_member_u64(&j, "bpf_run_cnt", r->t.bpf_run_cnt);
 	json_obj_close(&j);
 	json_end(&j);
+}
+
+/* The program loaded; a refusal explained if the kernel is locked down */
+static int load(struct recording *r)
+{
+	char lockdown[64];
+	int err;
+
+	r->bpf = rec_bpf_load(r->o->branches, r->map_entries, &err);
+	if (r->bpf)
+		return 0;
+	read_lockdown(lockdown, sizeof(lockdown));
+	if ((err == -EPERM || err == -EACCES) && *lockdown)
+		pr_err(NULL, "record: the kernel is locked down (%s, " LOCKDOWN_PATH "): it "
+		       "refuses the BPF program", lockdown);
+	return err;
 }
 
 /* Record from the events opened to the maps read; the signals stopping it blocked */
@@ -484,13 +505,13 @@ int kbolt_record(const struct record_options *o)
 
 	r.event = o->event ? o->event : o->branches ? "cycles" : "cpu-clock";
 	r.map_entries = o->map_entries ? o->map_entries : REC_DEFAULT_ENTRIES;
-	err = check_conditions();
+	err = event_attr(o, r.event, &r.attr);
+	if (!err)
+		err = check_conditions();
 	if (!err && !o->check)
 		err = read_kernel_id(&r.k);
-	if (!err) {
-		r.bpf = rec_bpf_load(o->branches, r.map_entries);
-		err = r.bpf ? 0 : -EINVAL;
-	}
+	if (!err)
+		err = load(&r);
 	if (!err && o->check) {
 		printf("kbolt record: the %s program passed the kernel's verifier\n",
 		       o->branches ? "branch-stack" : "sampling");

@@ -44,9 +44,9 @@ struct rec_totals {
 int rec_bpf_probe(void);
 /*
  * Load the program of the path (branches or samples) with a counts map of map_entries,
- * through the verifier.  NULL after reporting.
+ * through the verifier.  NULL after reporting, the negative errno in *err.
  */
-struct rec_bpf *rec_bpf_load(bool branches, unsigned int map_entries);
+struct rec_bpf *rec_bpf_load(bool branches, unsigned int map_entries, int *err);
 /* Attach the program to the perf event perf_fd (one per CPU): 0 or a negative errno */
 int rec_bpf_attach(struct rec_bpf *r, int perf_fd);
 /* Detach from every perf event: nothing is counted after it */

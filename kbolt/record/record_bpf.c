@@ -56,16 +56,17 @@ int rec_bpf_probe(void)
 	return ret;
 }
 
-struct rec_bpf *rec_bpf_load(bool branches, unsigned int map_entries)
+struct rec_bpf *rec_bpf_load(bool branches, unsigned int map_entries, int *errp)
 {
 	struct rec_bpf *r = xcalloc(1, sizeof(*r));
-	int err;
+	int err = 0;
 
 	libbpf_set_print(print_libbpf);
 	r->stats_fd = -1;
 	r->skel = record_bpf__open();
 	if (!r->skel) {
-		pr_err(NULL, "record: cannot open the BPF object: %s", strerror(errno));
+		err = -errno;
+		pr_err(NULL, "record: cannot open the BPF object: %s", strerror(-err));
 		goto fail;
 	}
 	r->prog = branches ? r->skel->progs.record_branches : r->skel->progs.record_sample;
@@ -86,6 +87,7 @@ struct rec_bpf *rec_bpf_load(bool branches, unsigned int map_entries)
 	r->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	return r;
 fail:
+	*errp = err;
 	rec_bpf_close(r);
 	return NULL;
 }
