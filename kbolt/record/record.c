@@ -146,8 +146,7 @@ static int check_conditions(void)
 	if (err)
 		return err;
 	if (access(PARANOID_PATH, F_OK)) {
-		pr_err(NULL, "record: this kernel has no perf events (" PARANOID_PATH
-		       " is missing: it needs CONFIG_PERF_EVENTS)");
+		pr_err(NULL, "record: this kernel has no perf events (it needs CONFIG_PERF_EVENTS)");
 		return -EOPNOTSUPP;
 	}
 	if (access(BTF_PATH, R_OK)) {
@@ -228,22 +227,14 @@ static int read_kernel_id(struct kernel_id *k)
 	return read_text(k);
 }
 
-/* The perf event of the options, for every CPU */
-static int event_attr(const struct record_options *o, const char *event,
-		      struct perf_event_attr *a)
+/* The perf event of the options (the event name checked by main.c), for every CPU */
+static void event_attr(const struct record_options *o, const char *event,
+		       struct perf_event_attr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
-	if (!strcmp(event, "cpu-clock")) {
-		a->type = PERF_TYPE_SOFTWARE;
-		a->config = PERF_COUNT_SW_CPU_CLOCK;
-	} else if (!strcmp(event, "cycles")) {
-		a->type = PERF_TYPE_HARDWARE;
-		a->config = PERF_COUNT_HW_CPU_CYCLES;
-	} else {
-		pr_err(NULL, "record: --event takes cpu-clock or cycles, not '%s'", event);
-		return -EINVAL;
-	}
+	a->type = strcmp(event, "cycles") ? PERF_TYPE_SOFTWARE : PERF_TYPE_HARDWARE;
+	a->config = strcmp(event, "cycles") ? PERF_COUNT_SW_CPU_CLOCK : PERF_COUNT_HW_CPU_CYCLES;
 	a->freq = 1;
 	a->sample_freq = o->frequency ? o->frequency : DEFAULT_FREQUENCY;
 	a->exclude_user = 1;	/* kernel samples only: user ones would be dropped anyway */
@@ -251,7 +242,6 @@ static int event_attr(const struct record_options *o, const char *event,
 		a->sample_type = PERF_SAMPLE_BRANCH_STACK;
 		a->branch_sample_type = PERF_SAMPLE_BRANCH_KERNEL | PERF_SAMPLE_BRANCH_ANY;
 	}
-	return 0;
 }
 
 /* Why perf_event_open() failed, said so that the user knows what to change */
@@ -263,8 +253,8 @@ static void explain_open_error(const struct recording *r, const struct perf_even
 	read_lockdown(lockdown, sizeof(lockdown));
 	if (err == EACCES || err == EPERM) {
 		if (*lockdown)
-			pr_err(NULL, "record: the kernel is locked down (%s, " LOCKDOWN_PATH "): "
-			       "it refuses perf events on the kernel", lockdown);
+			pr_err(NULL, "record: the kernel is locked down (%s): it refuses perf "
+			       "events on the kernel", lockdown);
 		else
 			pr_err(NULL, "record: perf_event_open: %s: kernel.perf_event_paranoid is "
 			       "%ld; run as root, or give CAP_PERFMON", strerror(err),
@@ -281,7 +271,7 @@ static void explain_open_error(const struct recording *r, const struct perf_even
 		       "kernel.perf_event_max_sample_rate (%ld): give a lower one",
 		       (uint64_t)a->sample_freq, max_rate);
 	} else if (err == ENOSYS) {
-		pr_err(NULL, "record: this kernel has no perf events (CONFIG_PERF_EVENTS)");
+		pr_err(NULL, "record: this kernel has no perf events (it needs CONFIG_PERF_EVENTS)");
 	} else {
 		pr_err(NULL, "record: perf_event_open (%s): %s", r->event, strerror(err));
 	}
@@ -473,8 +463,8 @@ static int load(struct recording *r)
 		return 0;
 	read_lockdown(lockdown, sizeof(lockdown));
 	if ((err == -EPERM || err == -EACCES) && *lockdown)
-		pr_err(NULL, "record: the kernel is locked down (%s, " LOCKDOWN_PATH "): it "
-		       "refuses the BPF program", lockdown);
+		pr_err(NULL, "record: the kernel is locked down (%s): it refuses the BPF "
+		       "program", lockdown);
 	return err;
 }
 
@@ -505,9 +495,8 @@ int kbolt_record(const struct record_options *o)
 
 	r.event = o->event ? o->event : o->branches ? "cycles" : "cpu-clock";
 	r.map_entries = o->map_entries ? o->map_entries : REC_DEFAULT_ENTRIES;
-	err = event_attr(o, r.event, &r.attr);
-	if (!err)
-		err = check_conditions();
+	event_attr(o, r.event, &r.attr);
+	err = check_conditions();
 	if (!err && !o->check)
 		err = read_kernel_id(&r.k);
 	if (!err)

@@ -30,12 +30,15 @@ struct rec_bpf {
 	int stats_fd;			/* BPF_STATS_RUN_TIME on while open, or -1 */
 };
 
-/* libbpf's warnings (a verifier log, a missing BTF) as kbolt's messages, the rest kept quiet */
+/*
+ * libbpf's warnings (a verifier log, a missing BTF), which start with "libbpf: ", as
+ * kbolt's lines; the rest kept quiet
+ */
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level != LIBBPF_WARN)
 		return 0;
-	fprintf(stderr, "kbolt: libbpf: ");
+	fprintf(stderr, "kbolt: ");
 	return vfprintf(stderr, fmt, ap);
 }
 
