@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # kbolt record: on the host, the refusals that need no kernel image (not root, only
-# CAP_BPF, hidden kallsyms, bad options), each one line and its exit status; in the
+# CAP_BPF, hidden kallsyms, bad options), each one line and its exit status, and if the
+# host's kernel can record, a map too small (counts lost, said) and SIGINT; in the
 # boot lab, the recorder running inside the guest (scripts/vmtest --record-bpf) on
 # Debian's 6.1 and 6.12 (the latter locked down, confidentiality) and on 6.1's bzImage
 # booted with KASLR: both programs pass the verifier, the branch-stack path says there
@@ -54,6 +55,30 @@ if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
 	fi
 else
 	skip "record: refusals of the unprivileged" "needs root and setpriv"
+fi
+
+# On this machine's own kernel, if it can record: a map too small loses counts, counted
+# and said (a warning, a comment in the profile, the summary); SIGINT ends a recording
+# without --duration, and the profile is written
+if "$KBOLT" record --check > /dev/null 2>&1; then
+	out=$("$KBOLT" record --map-entries 8 --duration 1 -o "$tmp/small.prof" 2>&1); rc=$?
+	check_eq "record on the host with an 8-entry map: exit 0" 0 "$rc"
+	check_match "... a warning says how many counts were lost" \
+		"warning: kbolt: record: [1-9][0-9]* counts lost: the map of 8 entries was full" "$out"
+	check_match "... and the profile says so" "^# lost [1-9][0-9]* counts: the map of 8 entries was full" \
+		"$(cat "$tmp/small.prof")"
+	check_eq "... which has the 8 records the map held" 8 "$(grep -c '^S ' "$tmp/small.prof")"
+	"$KBOLT" record -j -o "$tmp/int.prof" > "$tmp/int.json" 2>&1 &
+	pid=$!
+	sleep 2
+	kill -INT $pid
+	wait $pid; rc=$?
+	check_eq "record until SIGINT: exit 0" 0 "$rc"
+	check_match "... the profile written, of samples" "^S ffffffff" "$(cat "$tmp/int.prof")"
+	check_match "... its JSON summary: samples, none lost" '"samples":[1-9][0-9]*,.*"lost":0,' \
+		"$(cat "$tmp/int.json")"
+else
+	skip "record on the host's own kernel" "kbolt record --check fails here"
 fi
 
 need_kernels
