@@ -285,15 +285,18 @@ static int open_events(struct recording *r)
 
 	r->nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
 	r->perf_fds = xmalloc(r->nr_cpus * sizeof(*r->perf_fds));
+	for (int cpu = 0; cpu < r->nr_cpus; cpu++)
+		r->perf_fds[cpu] = -1;	/* what close_events() closes, after a failure too */
 	for (int cpu = 0; cpu < r->nr_cpus; cpu++) {
 		int fd = syscall(SYS_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
+		err = -errno;
 		r->perf_fds[cpu] = fd;
-		if (fd < 0 && errno == ENODEV)	/* an offline CPU */
+		if (fd < 0 && err == -ENODEV)	/* an offline CPU */
 			continue;
 		if (fd < 0) {
-			explain_open_error(r, a, errno);
-			return -errno;
+			explain_open_error(r, a, -err);
+			return err;
 		}
 		err = rec_bpf_attach(r->bpf, fd);
 		if (err) {
