@@ -37,6 +37,8 @@ refused "record: an unknown --event is a usage error" 2 "--event takes cpu-clock
 	"$KBOLT" record --event instructions -o "$tmp/r.prof"
 refused "record: its options do not apply to other commands" 2 "does not apply to check-profile" \
 	"$KBOLT" check-profile --branches a b
+refused "record: an output directory that does not exist: refused before recording" 1 \
+	"cannot create a file in $tmp/no/such" "$KBOLT" record --duration 60 -o "$tmp/no/such/r.prof"
 if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
 	refused "record: not root: refused" 1 "needs root, or the capabilities CAP_BPF and CAP_PERFMON \(this process has neither\)" \
 		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
