@@ -4,7 +4,7 @@
 # CAP_BPF, hidden kallsyms, bad options), each one line and its exit status, and if the
 # host's kernel can record, a map too small (counts lost, said) and SIGINT; in the
 # boot lab, the recorder running inside the guest (scripts/vmtest --record-bpf) on
-# Debian's 6.1 and 6.12 (the latter locked down, confidentiality) and on 6.1's bzImage
+# Debian's 6.1 and 6.12 (the latter on two vCPUs, locked down) and on 6.1's bzImage
 # booted with KASLR: both programs pass the verifier, the branch-stack path says there
 # are no branch stacks under QEMU, the profile names the kernel, its records are the
 # format's, in link-time addresses (the slide taken out), and check-profile finds them
@@ -139,7 +139,8 @@ out=$(grep '^kbolt-lab: record summary' "$tmp/6.1.console" | sed 's/^kbolt-lab: 
 check_match "6.1: the recorder's summary: samples counted, none lost" \
 	'"samples":[1-9][0-9]*,.*"lost":0,' "$out"
 
-guest_record 6.12 "$VMLINUX_612" --kernel "$VMLINUX_612" --append lockdown=confidentiality
+# two vCPUs: two CPUs insert into the one map
+guest_record 6.12 "$VMLINUX_612" --kernel "$VMLINUX_612" --smp 2 --append lockdown=confidentiality
 check_match "6.12: ... with the kernel locked down (confidentiality)" "due to lockdown" \
 	"$(cat "$tmp/6.12.console")"
 

@@ -499,9 +499,9 @@ int kbolt_record(const struct record_options *o)
 	r.event = o->event ? o->event : o->branches ? "cycles" : "cpu-clock";
 	r.map_entries = o->map_entries ? o->map_entries : REC_DEFAULT_ENTRIES;
 	event_attr(o, r.event, &r.attr);
-	err = o->check ? 0 : outfile_check_dir(o->output);	/* not after a long recording */
-	if (!err)
-		err = check_conditions();
+	err = check_conditions();
+	if (!err && !o->check)
+		err = outfile_check_dir(o->output);	/* now, not after a long recording */
 	if (!err && !o->check)
 		err = read_kernel_id(&r.k);
 	if (!err)
