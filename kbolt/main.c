@@ -6,7 +6,8 @@
  * validated in one place (each command says which it takes) and commands accept unique
  * prefixes, as in kmeta.  heatmap (report/heatmap.c) draws where the profile's code lies;
  * fix-sites (report/fix_sites.c) repairs the site lists of another tool's output;
- * profile merge (profile/merge.c) adds up profiles of one kernel.
+ * profile merge (profile/merge.c) adds up profiles of one kernel; record (record/record.c)
+ * profiles the running kernel with a BPF program.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,6 +26,7 @@
 #include "profile/check_profile.h"
 #include "profile/profile.h"
 #include "profile/profile_match.h"
+#include "record/record.h"
 #include "report/fix_sites.h"
 #include "report/heatmap.h"
 #include "verify/verify.h"
@@ -39,6 +41,7 @@ struct kbolt_opts {
 	const char *optimized;	/* heatmap --optimized */
 	uint64_t *weights;	/* -w, in the order given */
 	size_t nr_weights;
+	struct record_options rec;	/* record's options */
 	char **args;
 	int nr_args;
 };
@@ -57,6 +60,7 @@ static void usage(FILE *f)
 		"  heatmap VMLINUX PROFILE -o FILE draw where executed code lies (FILE.svg, FILE.png)\n"
 		"  fix-sites VMLINUX -o OUT        repair another tool's stale site lists\n"
 		"  profile merge PROFILE... -o OUT add up profiles of one kernel (-w: weights)\n"
+		"  record -o OUT                   profile the running kernel (root, BPF, perf)\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json     JSON output\n"
@@ -79,6 +83,14 @@ static void usage(FILE *f)
 		"                         with --profile the executed branches before and after\n"
 		"      --strip-debug      optimize: leave the DWARF (.debug_*) out of OUT\n"
 		"      --optimized OUT    heatmap: a second panel, the same code in kbolt's OUT\n"
+		"      --duration SECONDS  record: stop after SECONDS (default: at SIGINT or\n"
+		"                         SIGTERM)\n"
+		"      --event cpu-clock|cycles  record: the perf event sampled (default cpu-clock,\n"
+		"                         cycles with --branches)\n"
+		"      --frequency HZ     record: samples a second on each CPU (default 1000)\n"
+		"      --branches         record: count the branch stacks (LBR) of the samples\n"
+		"      --map-entries N    record: the size of the in-kernel counts map (default 65536)\n"
+		"      --check            record: load the program through the verifier, and stop\n"
 		"  -h, --help     this help\n"
 		"  -V, --version  print the version\n"
 		"\n"
@@ -108,6 +120,10 @@ static void print_stats(struct kbolt_opts *o, const struct prof *p, const struct
 		       "sites patched at boot, %zu outside the image, %zu disagree (weight %" PRIu64
 		       ")\n", p->path, r->records, r->weight, r->agree, r->patched, r->outside,
 		       r->disagree, r->disagree_weight);
+		if (r->by_kind[PK_SAMPLE])
+			printf("%s: of these, %zu samples (weight %" PRIu64 "), %zu of them "
+			       "disagree\n", p->path, r->by_kind[PK_SAMPLE], r->sample_weight,
+			       r->sample_disagree);
 		return;
 	}
 	json_init(&j, stdout, o->pretty);
@@ -124,6 +140,7 @@ static void print_stats(struct kbolt_opts *o, const struct prof *p, const struct
 	json_member_u64(&j, "patched", r->patched);
 	json_member_u64(&j, "outside", r->outside);
 	json_member_u64(&j, "disagree", r->disagree);
+	json_member_u64(&j, "sample_disagree", r->sample_disagree);
 	json_obj_close(&j);
 	json_end(&j);
 }
@@ -151,7 +168,7 @@ static int write_bolt(FILE *f, const void *arg)
 
 	if (prof_write_bolt(p, f))
 		return 0;
-	pr_err(p->path, "no records to write (interrupts are left out)");
+	pr_err(p->path, "no records to write (interrupts and samples are left out)");
 	return -EINVAL;
 }
 
@@ -245,6 +262,22 @@ static int cmd_fix_sites(struct kbolt_opts *o)
 	return kbolt_fix_sites(o->args[0], o->output);
 }
 
+static int cmd_record(struct kbolt_opts *o)
+{
+	if (o->rec.check && o->output) {
+		pr_err(NULL, "record --check records nothing: leave out -o");
+		return 2;
+	}
+	if (!o->rec.check && !o->output) {
+		pr_err(NULL, "usage: kbolt record -o OUT (or --check)");
+		return 2;
+	}
+	o->rec.output = o->output;
+	o->rec.json = o->json;
+	o->rec.pretty = o->pretty;
+	return kbolt_record(&o->rec);
+}
+
 static int cmd_verify(struct kbolt_opts *o)
 {
 	return kbolt_verify(o->args[0], o->args[1], &(struct verify_report){ .quiet = false });
@@ -315,6 +348,17 @@ static int add_weight(struct kbolt_opts *o, const char *arg)
 	return 0;
 }
 
+/* record's numbers: a positive decimal that fits an unsigned int */
+static int parse_count(const char *arg, unsigned int *v)
+{
+	uint64_t n;
+
+	if (parse_decimal(arg, &n) || !n || n > UINT32_MAX)
+		return -EINVAL;
+	*v = n;
+	return 0;
+}
+
 /* --layout NAME, --seed N */
 static int parse_layout(struct kbolt_opts *o, const char *arg)
 {
@@ -345,7 +389,8 @@ static void add_glob(const char ***v, size_t *nr, const char *glob)
 }
 
 enum { OPT_PROFILE = 256, OPT_LAYOUT, OPT_SEED, OPT_FUNCS, OPT_SKIP_FUNCS, OPT_STATS,
-       OPT_STRIP_DEBUG, OPT_OPTIMIZED, OPT_IN_PLACE };
+       OPT_STRIP_DEBUG, OPT_OPTIMIZED, OPT_IN_PLACE, OPT_DURATION, OPT_EVENT, OPT_FREQUENCY,
+       OPT_BRANCHES, OPT_MAP_ENTRIES, OPT_CHECK };
 
 /* Which options a command takes: a bit per option */
 enum {
@@ -354,7 +399,8 @@ enum {
 	TAKES_OPTIMIZED = 1 << 4,	/* --optimized */
 	TAKES_IN_PLACE = 1 << 5,	/* --in-place */
 	TAKES_WEIGHT = 1 << 6,		/* -w */
-	TAKES_LAST = TAKES_WEIGHT
+	TAKES_RECORD = 1 << 7,	/* --duration --event --frequency --branches --map-entries --check */
+	TAKES_LAST = TAKES_RECORD
 };
 
 #define AT_LEAST(n) (-(n))	/* nr_args: n or more */
@@ -382,6 +428,10 @@ static const struct {
 	  TAKES_OUTPUT | TAKES_IN_PLACE },
 	{ "profile", cmd_profile, AT_LEAST(2), "profile merge [-w N]... PROFILE... -o OUT", true,
 	  TAKES_OUTPUT | TAKES_WEIGHT },
+	/* -o checked by cmd_record: --check takes none */
+	{ "record", cmd_record, 0, "record -o OUT|--check [--duration SECONDS] [--event "
+	  "cpu-clock|cycles] [--frequency HZ] [--branches] [--map-entries N] [-j]", false,
+	  TAKES_JSON | TAKES_OUTPUT | TAKES_RECORD },
 };
 
 /* The option of a TAKES_ bit, for messages */
@@ -394,6 +444,8 @@ static const char *option_name(unsigned int bit)
 	case TAKES_OPTIMIZED:	return "--optimized";
 	case TAKES_IN_PLACE:	return "--in-place";
 	case TAKES_WEIGHT:	return "-w/--weight";
+	case TAKES_RECORD:	return "--duration, --event, --frequency, --branches, "
+				       "--map-entries or --check";
 	default:		return "--profile, --layout, --seed, --funcs, --skip-funcs, --strip-debug "
 				       "or --stats";
 	}
@@ -417,6 +469,12 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 		{ "optimized", required_argument, NULL, OPT_OPTIMIZED },
 		{ "in-place", no_argument, NULL, OPT_IN_PLACE },
 		{ "weight", required_argument, NULL, 'w' },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "event", required_argument, NULL, OPT_EVENT },
+		{ "frequency", required_argument, NULL, OPT_FREQUENCY },
+		{ "branches", no_argument, NULL, OPT_BRANCHES },
+		{ "map-entries", required_argument, NULL, OPT_MAP_ENTRIES },
+		{ "check", no_argument, NULL, OPT_CHECK },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -429,6 +487,8 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":jpfo:w:hV", longopts, NULL)) != -1) {
 		if (c >= OPT_PROFILE && c <= OPT_STRIP_DEBUG)
 			given |= TAKES_OPTIMIZE;
+		if (c >= OPT_DURATION && c <= OPT_CHECK)
+			given |= TAKES_RECORD;
 		switch (c) {
 		case 'p': o->pretty = true; /* fall through */
 		case 'j': o->json = true; given |= TAKES_JSON; break;
@@ -459,6 +519,26 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 		case OPT_SEED:
 			if (parse_seed(o, optarg)) {
 				pr_err(NULL, "--seed takes a number, not '%s'", optarg);
+				return 2;
+			}
+			break;
+		case OPT_EVENT:
+			if (strcmp(optarg, "cpu-clock") && strcmp(optarg, "cycles")) {
+				pr_err(NULL, "--event takes cpu-clock or cycles, not '%s'", optarg);
+				return 2;
+			}
+			o->rec.event = optarg;
+			break;
+		case OPT_BRANCHES: o->rec.branches = true; break;
+		case OPT_CHECK: o->rec.check = true; break;
+		case OPT_DURATION:
+		case OPT_FREQUENCY:
+		case OPT_MAP_ENTRIES:
+			if (parse_count(optarg, c == OPT_DURATION ? &o->rec.duration :
+					c == OPT_FREQUENCY ? &o->rec.frequency : &o->rec.map_entries)) {
+				pr_err(NULL, "%s takes a whole number from 1, not '%s'",
+				       c == OPT_DURATION ? "--duration" :
+				       c == OPT_FREQUENCY ? "--frequency" : "--map-entries", optarg);
 				return 2;
 			}
 			break;
@@ -495,7 +575,8 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 	}
 	if (o->in_place && o->nr_args == cmds[found].nr_args)
 		o->output = o->args[0];
-	if (!nr_args_fit(o->nr_args, cmds[found].nr_args) || !o->output == cmds[found].output) {
+	if (!nr_args_fit(o->nr_args, cmds[found].nr_args) ||
+	    (!o->output == cmds[found].output && cmds[found].fn != cmd_record)) {
 		pr_err(NULL, "usage: kbolt %s", cmds[found].usage);
 		return 2;
 	}

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbolt record: a profile of the running kernel.  A perf event on every CPU (struct
+ * perf_event_attr, include/uapi/linux/perf_event.h) runs record.bpf.c's program at each
+ * sample, which counts in a BPF map (record_bpf.c loads it); at the end of the duration
+ * or at SIGINT/SIGTERM the counts are read once and written in kbolt's profile format
+ * (Documentation/profile-format.rst) in link-time addresses: the KASLR slide, from
+ * where /proc/kallsyms says _text runs, taken out; the kernel named by the GNU build-id
+ * note of /sys/kernel/notes and by uname's release.  Addresses outside the kernel's
+ * text (modules, BPF, trampolines) are left out and counted ("dropped").
+ *
+ * The steps, in order: the conditions the kernel and the caller must meet, each
+ * refused with one line (before anything is loaded); the kernel's identity and text
+ * (before recording: a module loaded later changes nothing); the programs loaded;
+ * the events opened and attached; the wait; the programs detached before the maps are
+ * read; the output written whole (lib/outfile.h).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+
+#include "../../common/json.h"
+#include "../../common/util.h"
+#include "../lib/outfile.h"
+#include "record.h"
+#include "record_agg.h"
+
+#define BTF_PATH "/sys/kernel/btf/vmlinux"
+#define NOTES_PATH "/sys/kernel/notes"
+#define KALLSYMS_PATH "/proc/kallsyms"
+#define PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"
+#define MAX_RATE_PATH "/proc/sys/kernel/perf_event_max_sample_rate"
+#define KPTR_RESTRICT_PATH "/proc/sys/kernel/kptr_restrict"
+#define LOCKDOWN_PATH "/sys/kernel/security/lockdown"
+/*
+ * Where x86-64 links _text: __START_KERNEL_map plus CONFIG_PHYSICAL_START's default
+ * (16 MB), what every distribution kernel uses; kbolt check-profile would find a
+ * kernel linked elsewhere by its addresses missing the code
+ */
+#define LINK_TEXT 0xffffffff81000000ULL
+#define DEFAULT_FREQUENCY 1000
+
+/* CAP_BPF and CAP_PERFMON (Linux 5.8) may be missing from older headers */
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+/* The running kernel: who it is and where its text is */
+struct kernel_id {
+	char build_id[128];	/* hex, "-" if the note is missing */
+	char release[65];
+	uint64_t text, etext;	/* where _text and _etext run */
+};
+
+struct recording {
+	const struct record_options *o;
+	struct kernel_id k;
+	const char *event;
+	struct perf_event_attr attr;	/* the event opened on every CPU */
+	unsigned int map_entries;
+	struct rec_bpf *bpf;
+	int *perf_fds;
+	int nr_cpus;
+	struct rec_record *recs;
+	size_t nr_recs;
+	struct rec_totals t;
+	uint64_t dropped;	/* the program's plus the records outside the text */
+	double seconds;
+};
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1U << (cap % 32));
+}
+
+/* Root, or the two capabilities that loading and attaching perf-event programs needs */
+static int check_caps(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	if (syscall(SYS_capget, &h, d)) {
+		pr_err(NULL, "record: cannot read this process's capabilities: %s", strerror(errno));
+		return -errno;
+	}
+	if (has_cap(d, CAP_SYS_ADMIN) || (has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON)))
+		return 0;
+	pr_err(NULL, "record: needs root, or the capabilities CAP_BPF and CAP_PERFMON "
+	       "(this process has %s%s): run it as root", has_cap(d, CAP_BPF) ? "CAP_BPF" : "neither",
+	       has_cap(d, CAP_PERFMON) ? "CAP_PERFMON" : has_cap(d, CAP_BPF) ? " only" : "");
+	return -EPERM;
+}
+
+/* A one-line number file of /proc/sys; -1 if absent */
+static long read_sysctl(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* The lockdown mode in force ("integrity", "confidentiality"), or "" for none */
+static void read_lockdown(char *mode, size_t size)
+{
+	char line[128] = "", *open, *close;
+	FILE *f = fopen(LOCKDOWN_PATH, "r");
+
+	*mode = '\0';
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f) && (open = strchr(line, '[')) &&
+	    (close = strchr(open, ']')) && strncmp(open + 1, "none", 4)) {
+		*close = '\0';
+		snprintf(mode, size, "%s", open + 1);
+	}
+	fclose(f);
+}
+
+/* The conditions, each refused with one line, in the order a user would fix them */
+static int check_conditions(void)
+{
+	int err = check_caps();
+
+	if (err)
+		return err;
+	if (access(PARANOID_PATH, F_OK)) {
+		pr_err(NULL, "record: this kernel has no perf events (it needs CONFIG_PERF_EVENTS)");
+		return -EOPNOTSUPP;
+	}
+	if (access(BTF_PATH, R_OK)) {
+		pr_err(BTF_PATH, "record: this kernel has no BTF (%s): the recorder's program "
+		       "is relocated against it, which needs CONFIG_DEBUG_INFO_BTF=y",
+		       strerror(errno));
+		return -EOPNOTSUPP;
+	}
+	return rec_bpf_probe();
+}
+
+/* The GNU build-id note among the kernel's notes (Elf64_Nhdr, 4-byte aligned) */
+static void read_build_id(char *hex, size_t size)
+{
+	unsigned char buf[4096];
+	FILE *f = fopen(NOTES_PATH, "rb");
+	size_t n = f ? fread(buf, 1, sizeof(buf), f) : 0, off = 0;
+
+	snprintf(hex, size, "-");
+	if (f)
+		fclose(f);
+	while (off + sizeof(Elf64_Nhdr) <= n) {
+		const Elf64_Nhdr *h = (const void *)(buf + off);
+		size_t name = off + sizeof(*h), desc = name + ((h->n_namesz + 3) & ~3U);
+
+		if (desc + h->n_descsz > n)
+			break;
+		if (h->n_type == NT_GNU_BUILD_ID && h->n_namesz == 4 &&
+		    !memcmp(buf + name, "GNU", 4) && h->n_descsz * 2 < size) {
+			for (size_t i = 0; i < h->n_descsz; i++)
+				sprintf(hex + 2 * i, "%02x", buf[desc + i]);
+			return;
+		}
+		off = desc + ((h->n_descsz + 3) & ~3U);
+	}
+}
+
+/* Where _text and _etext run, from /proc/kallsyms */
+static int read_text(struct kernel_id *k)
+{
+	FILE *f = fopen(KALLSYMS_PATH, "r");
+	char line[512], name[256], type;
+	unsigned long long addr;
+
+	if (!f) {
+		pr_err(KALLSYMS_PATH, "record: cannot open: %s", strerror(errno));
+		return -errno;
+	}
+	while ((!k->text || !k->etext) && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_text"))
+			k->text = addr;
+		else if (!strcmp(name, "_etext"))
+			k->etext = addr;
+	}
+	fclose(f);
+	if (!k->text || !k->etext || k->etext <= k->text) {
+		pr_err(KALLSYMS_PATH, "record: no address for _text and _etext (hidden: "
+		       "kernel.kptr_restrict is %ld and this process lacks CAP_SYSLOG): cannot "
+		       "take the KASLR slide out; run as root", read_sysctl(KPTR_RESTRICT_PATH));
+		return -ENOENT;
+	}
+	if (k->text < LINK_TEXT) {
+		pr_err(KALLSYMS_PATH, "record: _text runs at %llx, below x86-64's link address "
+		       "%llx: not a kernel kbolt knows", (unsigned long long)k->text, LINK_TEXT);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int read_kernel_id(struct kernel_id *k)
+{
+	struct utsname u;
+
+	read_build_id(k->build_id, sizeof(k->build_id));
+	snprintf(k->release, sizeof(k->release), "%s", uname(&u) ? "-" : u.release);
+	return read_text(k);
+}
+
+/* The perf event of the options (the event name checked by main.c), for every CPU */
+static void event_attr(const struct record_options *o, const char *event,
+		       struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = strcmp(event, "cycles") ? PERF_TYPE_SOFTWARE : PERF_TYPE_HARDWARE;
+	a->config = strcmp(event, "cycles") ? PERF_COUNT_SW_CPU_CLOCK : PERF_COUNT_HW_CPU_CYCLES;
+	a->freq = 1;
+	a->sample_freq = o->frequency ? o->frequency : DEFAULT_FREQUENCY;
+	a->exclude_user = 1;	/* kernel samples only: user ones would be dropped anyway */
+	if (o->branches) {
+		a->sample_type = PERF_SAMPLE_BRANCH_STACK;
+		a->branch_sample_type = PERF_SAMPLE_BRANCH_KERNEL | PERF_SAMPLE_BRANCH_ANY;
+	}
+}
+
+/* Why perf_event_open() failed, said so that the user knows what to change */
+static void explain_open_error(const struct recording *r, const struct perf_event_attr *a, int err)
+{
+	char lockdown[64];
+	long max_rate = read_sysctl(MAX_RATE_PATH);
+
+	read_lockdown(lockdown, sizeof(lockdown));
+	if (err == EACCES || err == EPERM) {
+		if (*lockdown)
+			pr_err(NULL, "record: the kernel is locked down (%s): it refuses perf "
+			       "events on the kernel", lockdown);
+		else
+			pr_err(NULL, "record: perf_event_open: %s: kernel.perf_event_paranoid is "
+			       "%ld; run as root, or give CAP_PERFMON", strerror(err),
+			       read_sysctl(PARANOID_PATH));
+	} else if (r->o->branches && (err == EOPNOTSUPP || err == ENOENT || err == EINVAL)) {
+		pr_err(NULL, "record: --branches: this machine's PMU gives no branch stacks "
+		       "(perf_event_open: %s; no LBR, as in most VMs): record without "
+		       "--branches", strerror(err));
+	} else if (a->type == PERF_TYPE_HARDWARE && (err == ENOENT || err == EOPNOTSUPP)) {
+		pr_err(NULL, "record: --event %s: no such hardware event here (perf_event_open: "
+		       "%s; a VM without a PMU): use --event cpu-clock", r->event, strerror(err));
+	} else if (err == EINVAL && max_rate > 0 && a->sample_freq > (uint64_t)max_rate) {
+		pr_err(NULL, "record: --frequency %" PRIu64 " is above "
+		       "kernel.perf_event_max_sample_rate (%ld): give a lower one",
+		       (uint64_t)a->sample_freq, max_rate);
+	} else if (err == ENOSYS) {
+		pr_err(NULL, "record: this kernel has no perf events (it needs CONFIG_PERF_EVENTS)");
+	} else {
+		pr_err(NULL, "record: perf_event_open (%s): %s", r->event, strerror(err));
+	}
+}
+
+/* A perf event on every online CPU, the program attached to each */
+static int open_events(struct recording *r)
+{
+	struct perf_event_attr *a = &r->attr;
+	int err, opened = 0;
+
+	r->nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
+	r->perf_fds = xmalloc(r->nr_cpus * sizeof(*r->perf_fds));
+	for (int cpu = 0; cpu < r->nr_cpus; cpu++)
+		r->perf_fds[cpu] = -1;	/* what close_events() closes, after a failure too */
+	for (int cpu = 0; cpu < r->nr_cpus; cpu++) {
+		int fd = syscall(SYS_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+		err = -errno;
+		r->perf_fds[cpu] = fd;
+		if (fd < 0 && err == -ENODEV)	/* an offline CPU */
+			continue;
+		if (fd < 0) {
+			explain_open_error(r, a, -err);
+			return err;
+		}
+		err = rec_bpf_attach(r->bpf, fd);
+		if (err) {
+			pr_err(NULL, "record: cannot attach the program to CPU %d's event: %s", cpu,
+			       strerror(-err));
+			return err;
+		}
+		opened++;
+	}
+	if (!opened) {
+		pr_err(NULL, "record: no CPU is online");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static void close_events(struct recording *r)
+{
+	if (r->bpf)
+		rec_bpf_detach(r->bpf);
+	for (int cpu = 0; r->perf_fds && cpu < r->nr_cpus; cpu++)
+		if (r->perf_fds[cpu] >= 0)
+			close(r->perf_fds[cpu]);
+	free(r->perf_fds);
+	r->perf_fds = NULL;
+}
+
+/* Until the duration is over, or SIGINT or SIGTERM (blocked, so taken here only) */
+static void wait_for_end(struct recording *r, const sigset_t *stop)
+{
+	struct timespec start, now, left;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		r->seconds = (now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9;
+		if (r->o->duration && r->seconds >= r->o->duration)
+			return;
+		left.tv_sec = r->o->duration ? r->o->duration - r->seconds : 3600;
+		left.tv_nsec = r->o->duration ? (long)((r->o->duration - r->seconds - left.tv_sec) *
+						       1e9) : 0;
+		if (sigtimedwait(stop, NULL, &left) > 0) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			r->seconds = (now.tv_sec - start.tv_sec) +
+				     (now.tv_nsec - start.tv_nsec) / 1e9;
+			return;
+		}
+	}
+}
+
+static int cmp_record(const void *a, const void *b)
+{
+	const struct rec_record *x = a, *y = b;
+	/* the format's order of kinds: a fall-through before a branch of the same ends */
+	int kx = x->kind == REC_RANGE ? 0 : 1, ky = y->kind == REC_RANGE ? 0 : 1;
+
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	if (x->to != y->to)
+		return x->to < y->to ? -1 : 1;
+	return kx - ky;
+}
+
+/*
+ * The records in the kernel's text kept, moved to link addresses; the others' counts
+ * dropped (a branch or sample with an end in a module, BPF or a trampoline; ranges
+ * are not counted, being made of branches); sorted as the format orders records
+ */
+static void keep_kernel_text(struct recording *r)
+{
+	uint64_t slide = r->k.text - LINK_TEXT;
+	size_t n = 0;
+
+	r->dropped = r->t.dropped;
+	for (size_t i = 0; i < r->nr_recs; i++) {
+		struct rec_record *e = &r->recs[i];
+
+		if (e->from < r->k.text || e->from >= r->k.etext || e->to < r->k.text ||
+		    e->to >= r->k.etext) {
+			if (e->kind != REC_RANGE)
+				r->dropped += e->count;
+			continue;
+		}
+		r->recs[n++] = (struct rec_record){ e->from - slide, e->to - slide, e->count,
+						    e->kind };
+	}
+	r->nr_recs = n;
+	qsort(r->recs, n, sizeof(*r->recs), cmp_record);
+}
+
+static int write_profile(FILE *f, const void *arg)
+{
+	const struct recording *r = arg;
+
+	fprintf(f, "# kbolt profile: %s kernel %s by kbolt record, %.1f s\n",
+		r->o->branches ? "branch stacks of the" : "sampled addresses of the",
+		r->k.release, r->seconds);
+	fprintf(f, "kbolt-profile 1\nbuild-id %s\nrelease %s\nrecorder kbolt-record\n"
+		"event %s\ndropped %" PRIu64 "\n", r->k.build_id, r->k.release, r->event,
+		r->dropped);
+	if (r->t.lost)
+		fprintf(f, "# lost %" PRIu64 " counts: the map of %u entries was full "
+			"(--map-entries)\n", r->t.lost, r->map_entries);
+	for (size_t i = 0; i < r->nr_recs; i++) {
+		const struct rec_record *e = &r->recs[i];
+
+		if (e->kind == REC_SAMPLE)
+			fprintf(f, "S %" PRIx64 " %" PRIu64 "\n", e->from, e->count);
+		else if (e->kind == REC_RANGE)
+			fprintf(f, "F %" PRIx64 " %" PRIx64 " %" PRIu64 "\n", e->from, e->to,
+				e->count);
+		else
+			fprintf(f, "B %" PRIx64 " %" PRIx64 " %" PRIu64 " branch\n", e->from, e->to,
+				e->count);
+	}
+	return 0;
+}
+
+/* The recording's figures: on stderr, or as JSON on stdout with -j */
+static void print_summary(const struct recording *r)
+{
+	struct rusage ru;
+	double user, sys;
+	struct json j;
+
+	getrusage(RUSAGE_SELF, &ru);
+	user = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
+	sys = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	if (!r->o->json) {
+		fprintf(stderr, "kbolt record: %s: %.1f s, %" PRIu64 " samples, %zu records, %"
+			PRIu64 " dropped, %" PRIu64 " lost; recorder %.3f s user %.3f s system, ",
+			r->o->output, r->seconds, r->t.samples, r->nr_recs, r->dropped, r->t.lost,
+			user, sys);
+		if (r->t.bpf_run_cnt)
+			fprintf(stderr, "BPF program %.3f s in %" PRIu64 " runs\n",
+				r->t.bpf_run_ns / 1e9, r->t.bpf_run_cnt);
+		else	/* BPF_ENABLE_STATS needs CAP_SYS_ADMIN */
+			fprintf(stderr, "BPF program time not measured\n");
+		return;
+	}
+	json_init(&j, stdout, r->o->pretty);
+	json_obj_open(&j);
+	json_member_str(&j, "output", r->o->output);
+	json_member_str(&j, "event", r->event);
+	json_member_u64(&j, "milliseconds", (uint64_t)(r->seconds * 1000));
+	json_member_u64(&j, "samples", r->t.samples);
+	json_member_u64(&j, "records", r->nr_recs);
+	json_member_u64(&j, "dropped", r->dropped);
+	json_member_u64(&j, "lost", r->t.lost);
+	json_member_u64(&j, "no_branch_stack", r->t.no_stack);
+	json_member_u64(&j, "user_us", (uint64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec);
+	json_member_u64(&j, "system_us", (uint64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec);
+	json_member_u64(&j, "bpf_run_ns", r->t.bpf_run_ns);
+	json_member_u64(&j, "bpf_run_cnt", r->t.bpf_run_cnt);
+	json_obj_close(&j);
+	json_end(&j);
+}
+
+/* The program loaded; a refusal explained if the kernel is locked down */
+static int load(struct recording *r)
+{
+	char lockdown[64];
+	int err;
+
+	r->bpf = rec_bpf_load(r->o->branches, r->map_entries, &err);
+	if (r->bpf)
+		return 0;
+	read_lockdown(lockdown, sizeof(lockdown));
+	if ((err == -EPERM || err == -EACCES) && *lockdown)
+		pr_err(NULL, "record: the kernel is locked down (%s): it refuses the BPF "
+		       "program", lockdown);
+	return err;
+}
+
+/* Record from the events opened to the maps read; the signals stopping it blocked */
+static int record(struct recording *r)
+{
+	sigset_t stop, old;
+	int err;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, &old);
+	err = open_events(r);
+	if (!err)
+		wait_for_end(r, &stop);
+	close_events(r);	/* nothing counted after: the maps are read whole */
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (!err)
+		err = rec_bpf_read(r->bpf, &r->recs, &r->nr_recs, &r->t);
+	return err;
+}
+
+int kbolt_record(const struct record_options *o)
+{
+	struct recording r = { .o = o };
+	int err;
+
+	r.event = o->event ? o->event : o->branches ? "cycles" : "cpu-clock";
+	r.map_entries = o->map_entries ? o->map_entries : REC_DEFAULT_ENTRIES;
+	event_attr(o, r.event, &r.attr);
+	err = check_conditions();
+	if (!err && !o->check)
+		err = outfile_check_dir(o->output);	/* now, not after a long recording */
+	if (!err && !o->check)
+		err = read_kernel_id(&r.k);
+	if (!err)
+		err = load(&r);
+	if (!err && o->check) {
+		printf("kbolt record: the %s program passed the kernel's verifier\n",
+		       o->branches ? "branch-stack" : "sampling");
+	} else if (!err) {
+		err = record(&r);
+		if (!err) {
+			keep_kernel_text(&r);
+			err = outfile_write(o->output, write_profile, &r);
+		}
+		if (!err)
+			print_summary(&r);
+		if (!err && r.t.lost)
+			pr_warn(o->output, "record: %" PRIu64 " counts lost: the map of %u "
+				"entries was full; give a larger --map-entries", r.t.lost,
+				r.map_entries);
+	}
+	free(r.recs);
+	rec_bpf_close(r.bpf);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kbolt record: a profile of the running kernel from perf samples counted in the kernel
+ * by a BPF program.  record.c is the command (conditions, perf events, time, output);
+ * record_bpf.c loads the programs with libbpf and reads their maps (the only file that
+ * knows libbpf); record_agg.h is what the programs count, shared with a unit test.
+ */
+#ifndef KBOLT_RECORD_H
+#define KBOLT_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct record_options {
+	const char *output;	/* -o */
+	unsigned int duration;	/* --duration seconds; 0: until SIGINT or SIGTERM */
+	bool branches;		/* --branches: the branch stacks, not the sampled addresses */
+	const char *event;	/* --event cpu-clock|cycles; NULL: the default */
+	unsigned int frequency;	/* --frequency HZ; 0: the default */
+	unsigned int map_entries;	/* --map-entries; 0: the default */
+	bool check;		/* --check: load the programs (verifier) and stop */
+	bool json, pretty;	/* the summary as JSON */
+};
+
+/* The command; its exit status (0, or 1 after reporting) */
+int kbolt_record(const struct record_options *o);
+
+/* The loader (record_bpf.c) */
+struct rec_bpf;
+
+/* One counted record, as the map keeps it */
+struct rec_record {
+	uint64_t from, to, count;
+	uint32_t kind;		/* enum rec_kind of record_agg.h */
+};
+
+/* The per-CPU counters summed, and what the programs cost (BPF run-time statistics) */
+struct rec_totals {
+	uint64_t samples, dropped, lost, no_stack;
+	uint64_t bpf_run_ns, bpf_run_cnt;
+};
+
+/* Can this kernel load perf-event BPF programs?  0, or a negative errno after reporting */
+int rec_bpf_probe(void);
+/*
+ * Load the program of the path (branches or samples) with a counts map of map_entries,
+ * through the verifier.  NULL after reporting, the negative errno in *err.
+ */
+struct rec_bpf *rec_bpf_load(bool branches, unsigned int map_entries, int *err);
+/* Attach the program to the perf event perf_fd (one per CPU): 0 or a negative errno */
+int rec_bpf_attach(struct rec_bpf *r, int perf_fd);
+/* Detach from every perf event: nothing is counted after it */
+void rec_bpf_detach(struct rec_bpf *r);
+/* The counts map read out (*nr records, malloc'd) and the counters: 0 or a negative errno */
+int rec_bpf_read(struct rec_bpf *r, struct rec_record **counts, size_t *nr, struct rec_totals *t);
+void rec_bpf_close(struct rec_bpf *r);
+
+#endif

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# kbolt record: on the host, the refusals that need no kernel image (not root, only
+# CAP_BPF, hidden kallsyms, bad options), each one line and its exit status, and if the
+# host's kernel can record, a map too small (counts lost, said) and SIGINT; in the
+# boot lab, the recorder running inside the guest (scripts/vmtest --record-bpf) on
+# Debian's 6.1 and 6.12 (the latter on two vCPUs, locked down) and on 6.1's bzImage
+# booted with KASLR: both programs pass the verifier, the branch-stack path says there
+# are no branch stacks under QEMU, the profile names the kernel, its records are the
+# format's, in link-time addresses (the slide taken out), and check-profile finds them
+# on the kernel's instructions; the 6.1 profile feeds kbolt optimize, whose output boots.
+. "$(dirname "$0")/lib.sh"
+
+KBOLT=${KBOLT:-$top/kbolt/kbolt}
+case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
+
+# refused: one line, exit 1 (a usage error: exit 2), no output file
+refused() {	# refused DESCRIPTION STATUS REGEX COMMAND...
+	local d=$1 want=$2 re=$3 out rc
+	shift 3
+	rm -f "$tmp/r.prof"
+	out=$("$@" 2>&1); rc=$?
+	if [ "$rc" = "$want" ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] &&
+	   printf '%s\n' "$out" | grep -Eq -- "$re" && [ ! -e "$tmp/r.prof" ]; then
+		ok "$d"
+	else
+		fail "$d" "exit $rc (want $want), output:" "$out"
+	fi
+}
+
+refused "record: -o and --check together are a usage error" 2 "leave out -o" \
+	"$KBOLT" record --check -o "$tmp/r.prof"
+refused "record: neither -o nor --check is a usage error" 2 "usage: kbolt record" "$KBOLT" record
+refused "record: --duration 0 is a usage error" 2 "--duration takes a whole number" \
+	"$KBOLT" record --duration 0 -o "$tmp/r.prof"
+refused "record: an unknown --event is a usage error" 2 "--event takes cpu-clock or cycles" \
+	"$KBOLT" record --event instructions -o "$tmp/r.prof"
+refused "record: its options do not apply to other commands" 2 "does not apply to check-profile" \
+	"$KBOLT" check-profile --branches a b
+refused "record: an output directory that does not exist: refused before recording" 1 \
+	"cannot create a file in $tmp/no/such" "$KBOLT" record --duration 60 -o "$tmp/no/such/r.prof"
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+	refused "record: not root: refused" 1 "needs root, or the capabilities CAP_BPF and CAP_PERFMON \(this process has neither\)" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$KBOLT" record --duration 1 -o "$tmp/r.prof"
+	refused "record: CAP_BPF without CAP_PERFMON: refused" 1 "has CAP_BPF only" \
+		setpriv --inh-caps=-all --bounding-set=-all,+bpf \
+		"$KBOLT" record --duration 1 -o "$tmp/r.prof"
+	if [ "$(cat /proc/sys/kernel/kptr_restrict)" != 0 ] ||
+	   [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ]; then
+		refused "record: kallsyms hidden (no CAP_SYSLOG): refused" 1 \
+			"no address for _text and _etext \(hidden: kernel.kptr_restrict is" \
+			setpriv --inh-caps=-all --bounding-set=-all,+bpf,+perfmon \
+			"$KBOLT" record --duration 1 -o "$tmp/r.prof"
+	else
+		skip "record: kallsyms hidden" "this host shows kernel addresses to all"
+	fi
+else
+	skip "record: refusals of the unprivileged" "needs root and setpriv"
+fi
+
+# On this machine's own kernel, if it can record: a map too small loses counts, counted
+# and said (a warning, a comment in the profile, the summary); SIGINT ends a recording
+# without --duration, and the profile is written
+if "$KBOLT" record --check > /dev/null 2>&1; then
+	out=$("$KBOLT" record --map-entries 8 --duration 1 -o "$tmp/small.prof" 2>&1); rc=$?
+	check_eq "record on the host with an 8-entry map: exit 0" 0 "$rc"
+	check_match "... a warning says how many counts were lost" \
+		"warning: kbolt: record: [1-9][0-9]* counts lost: the map of 8 entries was full" "$out"
+	check_match "... and the profile says so" "^# lost [1-9][0-9]* counts: the map of 8 entries was full" \
+		"$(cat "$tmp/small.prof")"
+	check_eq "... which has the 8 records the map held" 8 "$(grep -c '^S ' "$tmp/small.prof")"
+	"$KBOLT" record -j -o "$tmp/int.prof" > "$tmp/int.json" 2>&1 &
+	pid=$!
+	sleep 2
+	kill -INT $pid
+	wait $pid; rc=$?
+	check_eq "record until SIGINT: exit 0" 0 "$rc"
+	check_match "... the profile written, of samples" "^S ffffffff" "$(cat "$tmp/int.prof")"
+	check_match "... its JSON summary: samples, none lost" '"samples":[1-9][0-9]*,.*"lost":0,' \
+		"$(cat "$tmp/int.json")"
+else
+	skip "record on the host's own kernel" "kbolt record --check fails here"
+fi
+
+need_kernels
+if [ $have_kernels = 0 ]; then
+	skip "record in the boot lab" "test kernels not fetched: run scripts/fetch-kernels"
+	done_testing
+	exit 0
+fi
+
+# The guest's recording: vmtest passed (the guest's own TAP: both programs through the
+# verifier, the recorder's exit status), then what the console and the profile say
+guest_record() {	# guest_record NAME VMLINUX VMTEST-ARGS...
+	local name=$1 vmlinux=$2 prof=$tmp/$1.prof id
+	shift 2
+	vm_boot "$name: kbolt record in the guest while proc runs" "$@" --workload proc \
+		--record-bpf "$prof"
+	cp "$tmp/console" "$tmp/$name.console"
+	check_match "$name: --branches refused in the guest: no branch stacks under QEMU" \
+		"^kbolt-lab: record --branches exit 1: kbolt: error: record: --branches: this machine's PMU gives no branch stacks" \
+		"$(cat "$tmp/console")"
+	[ -s "$prof" ] || { fail "$name: the profile came out of the guest"; return; }
+	id=$(readelf -n "$vmlinux" | sed -n 's/.*Build ID: *//p')
+	check_eq "$name: the header names the kernel, the recorder and the event" \
+		"kbolt-profile 1|build-id $id|release $(basename "$(dirname "$vmlinux")")|recorder kbolt-record|event cpu-clock" \
+		"$(sed -n '2,6p' "$prof" | tr '\n' '|' | sed 's/|$//')"
+	check_match "$name: dropped is counted" '^dropped [0-9]+$' "$(sed -n 7p "$prof")"
+	# S records only, addresses of the kernel's text at link time, sorted and unique
+	check_eq "$name: S records of link-time kernel addresses, sorted, each once" "" \
+		"$(sed -n '8,$p' "$prof" | awk '
+			!/^S ffffffff8[0-9a-f]+ [1-9][0-9]*$/ || length($2) != 16 { print "bad: " $0; exit }
+			prev != "" && $2 <= prev { print "order: " $0; exit }
+			{ prev = $2 }')"
+	check_profile "$name" "$vmlinux" "$prof"
+}
+
+# check-profile: every sample on an instruction; the code kbolt knows as no function
+# (the asm SYM_CODE_START_LOCAL of copy_user_short_string in 6.1) may hold 1 in 100
+check_profile() {	# check_profile NAME VMLINUX PROFILE
+	local out j verdict
+	out=$("$KBOLT" check-profile "$2" "$3" 2>&1)
+	j=$("$KBOLT" check-profile -j "$2" "$3" 2>/dev/null | tail -n 1)
+	verdict=$(printf '%s' "$j" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+ok = r["records"] > 300 and r["by_kind"]["sample"] == r["records"] and r["outside"] == 0 and r["disagree"] * 100 <= r["records"]
+print("ok" if ok else "bad", r["records"], "samples,", r["agree"], "agree,", r["patched"],
+      "patched,", r["outside"], "outside,", r["disagree"], "disagree")')
+	check_match "$1: check-profile finds the samples on the kernel's instructions ($verdict)" \
+		'^ok ' "$verdict"
+	check_eq "$1: ... and any disagreement is a sample in code of no function" "" \
+		"$(printf '%s\n' "$out" | grep -- ' -> ' | grep -v 'the sample is in no function$')"
+}
+
+guest_record 6.1 "$VMLINUX_61" --kernel "$VMLINUX_61"
+out=$(grep '^kbolt-lab: record summary' "$tmp/6.1.console" | sed 's/^kbolt-lab: record summary //')
+check_match "6.1: the recorder's summary: samples counted, none lost" \
+	'"samples":[1-9][0-9]*,.*"lost":0,' "$out"
+
+# two vCPUs: two CPUs insert into the one map
+guest_record 6.12 "$VMLINUX_612" --kernel "$VMLINUX_612" --smp 2 --append lockdown=confidentiality
+check_match "6.12: ... with the kernel locked down (confidentiality)" "due to lockdown" \
+	"$(cat "$tmp/6.12.console")"
+
+vmlinuz=$KBOLT_CACHE/$KERNEL_61_RELEASE/vmlinuz
+if [ -s "$vmlinuz" ]; then
+	guest_record kaslr "$VMLINUX_61" --kernel "$vmlinuz" --kaslr
+	text=$(sed -n 's/^kbolt-lab: record _text //p' "$tmp/kaslr.console")
+	if [ "$text" = ffffffff81000000 ]; then
+		skip "kaslr: the slide was taken out" "KASLR chose no slide this boot"
+	else
+		check_match "kaslr: the kernel ran at $text, the profile is in link addresses" \
+			'^S ffffffff8' "$(sed -n 8p "$tmp/kaslr.prof")"
+	fi
+else
+	skip "kaslr: kbolt record on a KASLR boot" "no $vmlinuz: run scripts/fetch-kernels 6.1-vmlinuz"
+fi
+
+# the profile feeds the optimizer (which verifies its output), and the output boots
+if [ -s "$tmp/6.1.prof" ]; then
+	check "6.1: kbolt optimize --profile with the recorded profile" \
+		"$KBOLT" optimize "$VMLINUX_61" --profile "$tmp/6.1.prof" -o "$tmp/opt.vmlinux"
+	vm_boot "6.1: the optimized kernel boots and runs proc" --kernel "$tmp/opt.vmlinux" \
+		--workload proc
+	rm -f "$tmp/opt.vmlinux"
+fi
+done_testing
