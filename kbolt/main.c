@@ -108,6 +108,10 @@ static void print_stats(struct kbolt_opts *o, const struct prof *p, const struct
 		       "sites patched at boot, %zu outside the image, %zu disagree (weight %" PRIu64
 		       ")\n", p->path, r->records, r->weight, r->agree, r->patched, r->outside,
 		       r->disagree, r->disagree_weight);
+		if (r->by_kind[PK_SAMPLE])
+			printf("%s: of these, %zu samples (weight %" PRIu64 "), %zu of them "
+			       "disagree\n", p->path, r->by_kind[PK_SAMPLE], r->sample_weight,
+			       r->sample_disagree);
 		return;
 	}
 	json_init(&j, stdout, o->pretty);
@@ -124,6 +128,7 @@ static void print_stats(struct kbolt_opts *o, const struct prof *p, const struct
 	json_member_u64(&j, "patched", r->patched);
 	json_member_u64(&j, "outside", r->outside);
 	json_member_u64(&j, "disagree", r->disagree);
+	json_member_u64(&j, "sample_disagree", r->sample_disagree);
 	json_obj_close(&j);
 	json_end(&j);
 }
@@ -151,7 +156,7 @@ static int write_bolt(FILE *f, const void *arg)
 
 	if (prof_write_bolt(p, f))
 		return 0;
-	pr_err(p->path, "no records to write (interrupts are left out)");
+	pr_err(p->path, "no records to write (interrupts and samples are left out)");
 	return -EINVAL;
 }
 

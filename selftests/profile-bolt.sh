@@ -205,7 +205,7 @@ check_match "it names the file it could not create" \
 { kbolt_head; echo "B ${a[f_add]} ${a[g]} 1 int"; } >"$tmp/int.prof"
 out=$("$KBOLT" profile-to-bolt -o "$tmp/int.bolt" "$tmp/int.prof" 2>&1); rc=$?
 check_eq "a profile of interrupts only: exit 1" 1 "$rc"
-check_match "nothing to write" 'int.prof: error: kbolt: no records to write \(interrupts are left out\)$' \
+check_match "nothing to write" 'int.prof: error: kbolt: no records to write \(interrupts and samples are left out\)$' \
 	"$out"
 check_eq "no output and no temporary file are left" "" "$(ls "$tmp"/int.bolt* 2>/dev/null)"
 

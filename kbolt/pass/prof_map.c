@@ -89,8 +89,8 @@ void apply_profile(struct opt *opt)
 		const struct prof_edge *e = &opt->prof->edges[k];
 		struct func *f = find_func_containing(opt, e->from);
 
-		if (!f || !f->nr_bbs)
-			continue;
+		if (!f || !f->nr_bbs || !prof_is_transfer(e))
+			continue;	/* a sample is no transfer */
 		if (e->kind == PK_FALLTHROUGH)
 			map_fallthrough(f, e);
 		else

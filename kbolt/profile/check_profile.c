@@ -5,7 +5,8 @@
  * through and reaches the next one (or, as a range, goes on in straight-line code to a
  * later one); a taken jcc/jmp/call leaves such an instruction and reaches its encoded
  * target; a ret leaves a ret; an indirect transfer an indirect branch; a branch of
- * unknown kind any of these.  Sites the kernel patches at boot (alternatives,
+ * unknown kind any of these; a sample lies at the start of an instruction of a
+ * function.  Sites the kernel patches at boot (alternatives,
  * paravirt, jump labels, static calls, retpolines, return thunks, call-depth thunks,
  * fentry) run other code than the file holds: they are counted apart, as are addresses
  * outside the image (module, BPF and ftrace trampoline code).
@@ -86,6 +87,23 @@ static const char *edge_mismatch(const struct prof_edge *e, const struct kmeta_i
 	return NULL;
 }
 
+/* NULL if a sample is at an instruction start inside a function, else why not */
+static const char *sample_mismatch(struct kmeta_image *img, const struct prof_edge *e)
+{
+	struct kmeta_insn in;
+
+	if (!kmeta_find_func_containing(img, e->from))
+		return "the sample is in no function";
+	switch (kmeta_is_insn_boundary(img, e->from)) {
+	case 0:
+		return "the sample is not at the start of an instruction";
+	case 1:
+		return NULL;
+	default:	/* the function's decoding stopped: what is there? */
+		return kmeta_insn_decode(img, e->from, &in) ? "not an instruction" : NULL;
+	}
+}
+
 /* A fall-through to further than the next instruction: a range, as BOLT's F records */
 static bool is_range(const struct prof_edge *e, const struct kmeta_insn *in)
 {
@@ -147,6 +165,8 @@ int profile_check(struct kmeta_image *img, const struct prof *p, struct profile_
 		res->records++;
 		res->weight += e->count;
 		res->by_kind[e->kind]++;
+		if (e->kind == PK_SAMPLE)
+			res->sample_weight += e->count;
 		if (!kmeta_is_text_addr(img, e->from) || !kmeta_is_text_addr(img, e->to)) {
 			res->outside++;
 			continue;
@@ -155,7 +175,9 @@ int profile_check(struct kmeta_image *img, const struct prof *p, struct profile_
 			res->patched++;
 			continue;
 		}
-		if (kmeta_insn_decode(img, e->from, &in)) {
+		if (e->kind == PK_SAMPLE) {
+			why = sample_mismatch(img, e);
+		} else if (kmeta_insn_decode(img, e->from, &in)) {
 			why = "not an instruction";
 		} else if (is_range(e, &in)) {
 			if (range_mismatch(img, e, in, patched, nr_patched, &why)) {
@@ -171,6 +193,7 @@ int profile_check(struct kmeta_image *img, const struct prof *p, struct profile_
 		}
 		res->disagree++;
 		res->disagree_weight += e->count;
+		res->sample_disagree += e->kind == PK_SAMPLE;
 		if (report)
 			report(img, e, why, arg);
 	}

@@ -13,6 +13,8 @@ struct profile_check {
 	size_t outside;		/* an end outside the image's code */
 	size_t disagree;
 	uint64_t weight, disagree_weight;
+	size_t sample_disagree;	/* of the by_kind[PK_SAMPLE] samples, in disagree too */
+	uint64_t sample_weight;	/* of the samples, in weight too */
 };
 
 /*

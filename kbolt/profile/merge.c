@@ -3,8 +3,9 @@
  * Profiles merged: of several workloads or machines, into one training profile.  The
  * result is a function of the multiset of (profile, weight) alone: counts are integers
  * multiplied by integer weights and added, records sorted by (from, to, kind), and the
- * header the inputs' (one kernel; one recorder, or "merged").  So a fleet may merge in
- * any order and grouping and get the same bytes.
+ * header the inputs' (one kernel; one recorder and one event, or "merged"; the dropped
+ * counts weighted and summed).  So a fleet may merge in any order and grouping and get
+ * the same bytes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,6 +44,14 @@ static int same_kernel(const struct prof *a, const struct prof *b)
 
 static int add_weighted(struct prof *out, const struct prof *p, uint64_t w)
 {
+	uint64_t dropped;
+
+	if (__builtin_mul_overflow(p->nr_dropped, w, &dropped) ||
+	    __builtin_add_overflow(out->nr_dropped, dropped, &out->nr_dropped)) {
+		pr_err(p->path, "its dropped count times the weight %llu, summed, does not fit "
+		       "in 64 bits", (unsigned long long)w);
+		return -EOVERFLOW;
+	}
 	for (size_t i = 0; i < p->nr_edges; i++) {
 		const struct prof_edge *e = &p->edges[i];
 		uint64_t count;
@@ -88,11 +97,14 @@ struct prof *prof_merge(struct prof *const *in, const uint64_t *weights, size_t 
 	memcpy(out->build_id, in[0]->build_id, sizeof(out->build_id));
 	memcpy(out->release, in[0]->release, sizeof(out->release));
 	memcpy(out->recorder, in[0]->recorder, sizeof(out->recorder));
+	memcpy(out->event, in[0]->event, sizeof(out->event));
 	out->text_runtime = in[0]->text_runtime;
 	for (size_t k = 0; !err && k < nr; k++) {
 		err = same_kernel(in[0], in[k]);
 		if (!err && strcmp(out->recorder, in[k]->recorder))
 			snprintf(out->recorder, sizeof(out->recorder), "%s", MERGED_RECORDER);
+		if (!err && strcmp(out->event, in[k]->event))
+			snprintf(out->event, sizeof(out->event), "%s", MERGED_RECORDER);
 		if (!err)
 			err = add_weighted(out, in[k], weights ? weights[k] : 1);
 	}

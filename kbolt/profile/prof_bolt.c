@@ -103,10 +103,20 @@ static int bolt_read(struct prof *p, FILE *f)
 	return err;
 }
 
+/*
+ * Interrupts and exceptions are left out: they are no transfer the code makes, and
+ * BOLT would take them for branches of the instruction they interrupted.  Samples too:
+ * LLVM 19's pre-aggregated format has no record for them.
+ */
+static bool is_written(const struct prof_edge *e)
+{
+	return e->kind != PK_INT && e->kind != PK_SAMPLE;
+}
+
 int prof_check_bolt(const struct prof *p)
 {
 	for (size_t i = 0; i < p->nr_edges; i++) {
-		if (p->edges[i].count > INT64_MAX && p->edges[i].kind != PK_INT) {
+		if (p->edges[i].count > INT64_MAX && is_written(&p->edges[i])) {
 			pr_err(p->path, "a count of %llu, above BOLT's limit of 2^63 - 1: "
 			       "BOLT would not read it", (unsigned long long)p->edges[i].count);
 			return -EOVERFLOW;
@@ -115,10 +125,6 @@ int prof_check_bolt(const struct prof *p)
 	return 0;
 }
 
-/*
- * Interrupts and exceptions are left out: they are no transfer the code makes, and
- * BOLT would take them for branches of the instruction they interrupted.
- */
 size_t prof_write_bolt(const struct prof *p, FILE *f)
 {
 	size_t nr = 0;
@@ -126,7 +132,7 @@ size_t prof_write_bolt(const struct prof *p, FILE *f)
 	for (size_t i = 0; i < p->nr_edges; i++) {
 		const struct prof_edge *e = &p->edges[i];
 
-		if (e->kind == PK_INT)
+		if (!is_written(e))
 			continue;
 		/* the plugin counts no mispredictions: B records say 0 */
 		fprintf(f, "%c %" PRIx64 " %" PRIx64 " %" PRIu64 "%s\n",

@@ -17,7 +17,7 @@ static const struct prof_format *const formats[] = {
 };
 
 static const char *const kind_names[PK_NR] = {
-	"ft", "jcc", "jmp", "call", "ret", "ijmp", "icall", "int", "other", "branch",
+	"ft", "jcc", "jmp", "call", "ret", "ijmp", "icall", "int", "other", "branch", "sample",
 };
 
 const char *prof_kind_name(unsigned int kind)

@@ -15,11 +15,15 @@
 /*
  * The QEMU plugin writes the kinds up to PK_OTHER, in this order.  PK_BRANCH is a taken
  * transfer whose kind the format does not say (BOLT's B records): check_profile and
- * profile_match accept any control transfer for it.
+ * profile_match accept any control transfer for it.  PK_SAMPLE is no transfer: a
+ * sampled instruction address (kbolt's S records, perf script's ip), kept as an edge
+ * with from == to so that everything that sorts, merges, slides and counts edges
+ * handles samples unchanged; the consumers that follow control flow skip it
+ * (prof_is_transfer()) and the optimizer infers block counts from samples (infer.c).
  */
 enum prof_kind {
 	PK_FALLTHROUGH, PK_JCC, PK_JMP, PK_CALL, PK_RET, PK_IJMP, PK_ICALL, PK_INT, PK_OTHER,
-	PK_BRANCH,
+	PK_BRANCH, PK_SAMPLE,
 	PK_NR
 };
 
@@ -41,13 +45,15 @@ struct prof {
 	char build_id[128];	/* hex, "" if the format has none */
 	char release[128];
 	char recorder[64];
+	char event[64];		/* the perf event sampled ("cpu-clock", ...), "" if none said */
 	/*
 	 * Where the kernel's _text ran when recorded (perf: the mmap event; kbolt's
 	 * format: "text"), 0 if the addresses are link addresses: profile_match() takes
 	 * the KASLR slide out
 	 */
 	uint64_t text_runtime;
-	size_t nr_dropped;	/* branches with an end outside the kernel, left out */
+	/* branches with an end outside the kernel and samples outside it, left out */
+	uint64_t nr_dropped;
 	struct prof_edge *edges;
 	size_t nr_edges, cap;
 };
@@ -63,6 +69,11 @@ struct prof_format {
 extern const struct prof_format prof_format_kbolt, prof_format_bolt, prof_format_perf;
 
 const char *prof_kind_name(unsigned int kind);
+/* Is the record a transfer of control (not a sample)? */
+static inline bool prof_is_transfer(const struct prof_edge *e)
+{
+	return e->kind != PK_SAMPLE;
+}
 int prof_kind_from_name(const char *name);
 void prof_add_edge(struct prof *p, uint64_t from, uint64_t to, uint64_t count, unsigned int kind);
 /*

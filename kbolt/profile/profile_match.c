@@ -6,7 +6,7 @@
  * profile with neither (BOLT's pre-aggregated format, a recording from a bzImage) is
  * judged by its addresses: the records in the image's code must start at its
  * instructions, the taken transfers at instructions that can transfer control, and
- * fall-throughs stay inside one function.  Records from or to sites the kernel patches
+ * fall-throughs stay inside one function; a sample (from == to) at any instruction.  Records from or to sites the kernel patches
  * at boot are not judged: what ran there is not what the file holds.  A genuine profile
  * misses almost nothing; one of another kernel most of its records; KASLR moves all.
  */
@@ -74,6 +74,8 @@ static bool edge_lands(struct kmeta_image *img, const struct prof_edge *e)
 		return func && e->from < e->to && e->to < func->addr + func->size;
 	case PK_INT:
 		return true;	/* an interrupt comes between any two instructions */
+	case PK_SAMPLE:
+		return true;	/* any instruction may be sampled */
 	default:
 		return from.kind != KI_OTHER;
 	}
@@ -128,6 +130,7 @@ static int addresses_land(struct kmeta_image *img, const struct prof *p, bool fo
 /*
  * A profile of where the kernel ran (KASLR): its addresses moved back by the slide,
  * the distance from the vmlinux's _text to where _text ran.  Once: then link addresses.
+ * Samples too: both ends of theirs are the sampled address.
  */
 static int take_out_slide(struct kmeta_image *img, struct prof *p)
 {

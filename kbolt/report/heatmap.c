@@ -151,7 +151,8 @@ static bool is_exit(const uint64_t *exits, size_t nr, uint64_t addr)
 
 /*
  * Where straight-line execution leaves: the sources of taken transfers.  Interrupts
- * are not exits: the code they interrupt goes on from the same place.
+ * are not exits: the code they interrupt goes on from the same place; samples are no
+ * transfer at all.
  */
 static uint64_t *collect_exits(const struct prof *p, size_t *nr)
 {
@@ -159,10 +160,17 @@ static uint64_t *collect_exits(const struct prof *p, size_t *nr)
 
 	*nr = 0;
 	for (size_t i = 0; i < p->nr_edges; i++)
-		if (p->edges[i].kind != PK_FALLTHROUGH && p->edges[i].kind != PK_INT)
+		if (p->edges[i].kind != PK_FALLTHROUGH && p->edges[i].kind != PK_INT &&
+		    prof_is_transfer(&p->edges[i]))
 			x[(*nr)++] = p->edges[i].from;
 	sort_array(x, *nr, sizeof(*x), cmp_u64);
 	return x;
+}
+
+static void add_range(struct heatmap *h, uint64_t start, uint64_t end, uint64_t count)
+{
+	GROW(h->ranges, h->ranges_cap, h->nr_ranges + 1);
+	h->ranges[h->nr_ranges++] = (struct range){ start, end, count };
 }
 
 /* Execution entered at to, count times: it ran to the next exit in the same function */
@@ -177,8 +185,7 @@ static void add_entry(struct heatmap *h, struct kmeta_image *img, const uint64_t
 		end = insn_end(img, exits[exit]);
 	else
 		end = insn_end(img, to);	/* no exit ahead: the one instruction we know ran */
-	GROW(h->ranges, h->ranges_cap, h->nr_ranges + 1);
-	h->ranges[h->nr_ranges++] = (struct range){ to, end, count };
+	add_range(h, to, end, count);
 }
 
 /*
@@ -187,7 +194,8 @@ static void add_entry(struct heatmap *h, struct kmeta_image *img, const uint64_t
  * enters at its end only when its start is an exit, a jcc sometimes taken; otherwise
  * the range that reached its start runs on through it and is already counted.  This
  * reads both formats alike and counts each execution once, but for code an interrupt
- * resumes (counted again from the resume point: a small excess).
+ * resumes (counted again from the resume point: a small excess).  A sample is heat of
+ * its one instruction, as often as it was sampled.
  */
 static void ranges_from_prof(struct heatmap *h, struct kmeta_image *img, const struct prof *p)
 {
@@ -197,6 +205,10 @@ static void ranges_from_prof(struct heatmap *h, struct kmeta_image *img, const s
 	for (size_t i = 0; i < p->nr_edges; i++) {
 		const struct prof_edge *e = &p->edges[i];
 
+		if (e->kind == PK_SAMPLE) {
+			add_range(h, e->from, insn_end(img, e->from), e->count);
+			continue;
+		}
 		if (e->kind == PK_FALLTHROUGH && !is_exit(exits, nr, e->from))
 			continue;
 		add_entry(h, img, exits, nr, e->to, e->count);
