@@ -6,7 +6,8 @@
 # branch; the no_lbr form as samples; [unknown] locations dropped; refused, with the
 # line: a malformed line, a name the kernel does not have (left out with --force), a
 # profile of a bolted binary, and use by the commands that have no vmlinux (profile
-# merge, profile-to-bolt).  On the profile fuzzer's image; and on Debian's 6.1, the
+# merge, profile-to-bolt).  profile-to-bolt --format fdata writes it: read back to the
+# same edges, converted again to the same file; samples as no_lbr; its usage errors.  On the profile fuzzer's image; and on Debian's 6.1, the
 # fdata perf2bolt writes of the proc profile (kbolt profile-to-bolt, perf2bolt -pa)
 # agrees with the kernel's code, lays it out, and counts as many executed taken
 # branches (optimize --stats) as the proc profile itself.
@@ -83,6 +84,43 @@ refused "profile merge, which has no vmlinux to resolve the names" \
 refused "profile-to-bolt" "lbr.fdata: error: kbolt: its records name functions" \
 	profile-to-bolt -o "$tmp/m.bolt" "$tmp/lbr.fdata"
 
+# profile-to-bolt --format fdata: edges, then samples (no_lbr)
+seeds=$tmp/fx/seeds
+"$KBOLT" profile-to-bolt --format fdata -o "$tmp/k.fdata" "$image" "$seeds/kbolt.prof"
+out=$("$KBOLT" check-profile -j "$image" "$tmp/k.fdata"); rc=$?
+check_eq "profile-to-bolt --format fdata: reads back, agrees, its $(grep -c '^F ' "$seeds/kbolt.prof") fall-throughs as such" \
+	"0 $(grep -c '^F ' "$seeds/kbolt.prof") 0" "$rc $(python3 -c 'import json, sys
+r = json.load(sys.stdin); print(r["by_kind"]["ft"], r["disagree"])' <<<"$out")"
+check_match "... the records named as functions and offsets" '^1 cfg_branches 7 1 cfg_branches 10 0 [0-9]+$' \
+	"$(cat "$tmp/k.fdata")"
+"$KBOLT" profile-to-bolt --format fdata -o "$tmp/k2.fdata" "$image" "$tmp/k.fdata"
+check "... converted again, the same file" cmp "$tmp/k.fdata" "$tmp/k2.fdata"
+"$KBOLT" profile-to-bolt --format fdata -o "$tmp/s.fdata" "$image" "$seeds/kbolt-samples.prof"
+check_eq "samples only: no_lbr with the event, one line per sample" \
+	"no_lbr cpu-clock $(grep -c '^S ' "$seeds/kbolt-samples.prof")" \
+	"$(head -n 1 "$tmp/s.fdata") $(($(wc -l <"$tmp/s.fdata") - 1))"
+check_match "... which reads back as the same samples" \
+	": of these, $(grep -c '^S ' "$seeds/kbolt-samples.prof") samples \\(weight $(awk '$1 == "S" { w += $3 } END { print w }' "$seeds/kbolt-samples.prof")\\), 0 of them disagree" \
+	"$("$KBOLT" check-profile "$image" "$tmp/s.fdata")"
+usage() {	# usage DESCRIPTION REGEX ARGS...: exit 2, one line
+	local d=$1 re=$2 out rc
+	shift 2
+	out=$("$KBOLT" "$@" 2>&1); rc=$?
+	check_eq "$d: exit 2" 2 "$rc"
+	check_match "... saying so" "$re" "$out"
+}
+usage "--format fdata without VMLINUX" \
+	'^kbolt: error: profile-to-bolt: --format fdata names functions: give VMLINUX PROFILE$' \
+	profile-to-bolt --format fdata -o "$tmp/x" "$seeds/kbolt.prof"
+usage "the pre-aggregated format with a VMLINUX" \
+	'^kbolt: error: profile-to-bolt: the pre-aggregated format needs PROFILE only, no VMLINUX$' \
+	profile-to-bolt --format pre -o "$tmp/x" "$image" "$seeds/kbolt.prof"
+usage "--format yaml" "^kbolt: error: --format takes pre or fdata, not 'yaml'\$" \
+	profile-to-bolt --format yaml -o "$tmp/x" "$image" "$seeds/kbolt.prof"
+usage "--format to check-profile" '^kbolt: error: --format does not apply to check-profile$' \
+	check-profile --format fdata "$image" "$seeds/kbolt.prof"
+check "... nothing written" test ! -e "$tmp/x"
+
 # Debian's 6.1: what perf2bolt writes of the proc profile
 perf2bolt=/usr/lib/llvm-19/bin/perf2bolt
 prof=$(proc_profile_61)
@@ -110,4 +148,9 @@ exact=$("$KBOLT" optimize --stats --strip-debug "$VMLINUX_61" --profile "$prof" 
 taken() { awk '/taken branches$/ { print $1 }' <<<"$1"; }
 check_eq "... the round trip kbolt -> pre-aggregated -> perf2bolt -> fdata -> kbolt keeps the taken branches' count" \
 	"$(taken "$exact")" "$(taken "$stats")"
+"$KBOLT" profile-to-bolt --format fdata -o "$tmp/k61.fdata" "$VMLINUX_61" "$prof"
+stats=$("$KBOLT" optimize --stats --strip-debug "$VMLINUX_61" --profile "$tmp/k61.fdata" \
+	-o "$tmp/v.k61" 2>&1)
+check_eq "6.1: kbolt -> fdata (profile-to-bolt --format fdata) -> kbolt: the same taken branches, before and after" \
+	"$(grep 'taken branches$' <<<"$exact")" "$(grep 'taken branches$' <<<"$stats")"
 done_testing

@@ -28,5 +28,11 @@ int profile_match(struct kmeta_image *img, struct prof *p, bool force);
  * records are left out, with a warning.
  */
 int profile_resolve_symbols(struct kmeta_image *img, struct prof *p, bool force);
+/*
+ * profile_symbols.c: p, of img's link addresses, as BOLT's fdata: its transfers (not
+ * interrupts, samples left out) or, when it has only samples, its samples (no_lbr);
+ * records in code of no function are left out.  The number of lines of records.
+ */
+size_t profile_write_fdata(struct kmeta_image *img, const struct prof *p, FILE *f);
 
 #endif

@@ -7,9 +7,11 @@
  * symbols of one name in the order it discovers them, by address).  A record whose
  * FROM is a jcc or any instruction that falls through, and whose TO is the next
  * instruction, is a fall-through (as perf2bolt writes them); any other a branch.
+ * And the other way, profile_write_fdata(): a profile of addresses as fdata.
  */
 #include <errno.h>
 #include <elf.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,14 +99,22 @@ static unsigned int kind_of(struct kmeta_image *img, const struct prof_edge *e)
 	return e->to == in.addr + in.len && !kmeta_insn_ends_flow(&in) ? PK_FALLTHROUGH : e->kind;
 }
 
-int profile_resolve_symbols(struct kmeta_image *img, struct prof *p, bool force)
+/* img's functions sorted by name, then address: malloc'ed */
+static struct kmeta_sym **funcs_by_name(struct kmeta_image *img)
 {
 	struct kmeta_sym **by_name = xmalloc((img->nr_funcs + 1) * sizeof(*by_name));
-	struct kmeta_sym **sym = xcalloc(p->nr_names + 1, sizeof(*sym));
-	size_t n = 0, missed = 0, first_missed = 0;
 
 	memcpy(by_name, img->funcs, img->nr_funcs * sizeof(*by_name));
 	sort_array(by_name, img->nr_funcs, sizeof(*by_name), cmp_by_name);
+	return by_name;
+}
+
+int profile_resolve_symbols(struct kmeta_image *img, struct prof *p, bool force)
+{
+	struct kmeta_sym **by_name = funcs_by_name(img);
+	struct kmeta_sym **sym = xcalloc(p->nr_names + 1, sizeof(*sym));
+	size_t n = 0, missed = 0, first_missed = 0;
+
 	for (size_t i = 0; i < p->nr_names; i++) {
 		sym[i] = find_bolt_name(by_name, img->nr_funcs, p->names[i]);
 		/* code without a sized function symbol: __x86_indirect_thunk_*, entry code */
@@ -145,4 +155,83 @@ int profile_resolve_symbols(struct kmeta_image *img, struct prof *p, bool force)
 	free(p->symlocs);
 	p->symlocs = NULL;
 	return 0;
+}
+
+/* "1 NAME OFF" of addr as BOLT names it (NAME/N for a local function); false if none */
+static bool print_loc(FILE *f, struct kmeta_image *img, struct kmeta_sym **by_name,
+		      uint64_t addr)
+{
+	struct kmeta_sym *func = kmeta_find_func_containing(img, addr);
+	size_t nth = 1, len;
+
+	if (!func)
+		return false;
+	len = strlen(func->name);
+	if (func->bind == STB_LOCAL) {
+		for (size_t i = first_named(by_name, img->nr_funcs, func->name, len);
+		     by_name[i] != func; i++)
+			nth += by_name[i]->bind == STB_LOCAL;
+		fprintf(f, "1 %s/%zu %" PRIx64, func->name, nth, addr - func->addr);
+	} else {
+		fprintf(f, "1 %s %" PRIx64, func->name, addr - func->addr);
+	}
+	return true;
+}
+
+static void print_record(FILE *f, struct kmeta_image *img, struct kmeta_sym **by_name,
+			 uint64_t from, uint64_t to, uint64_t count, size_t *nr)
+{
+	if (!kmeta_find_func_containing(img, from) || !kmeta_find_func_containing(img, to))
+		return;		/* code of no function: BOLT has no name for it either */
+	print_loc(f, img, by_name, from);
+	fputc(' ', f);
+	print_loc(f, img, by_name, to);
+	fprintf(f, " 0 %" PRIu64 "\n", count);
+	++*nr;
+}
+
+/*
+ * A fall-through range as BOLT's fall-through edges: each jcc it runs through, its
+ * first instruction included, not taken, to the instruction after it.  Other
+ * instructions fall through inside a block of BOLT's CFG: an edge from one of them
+ * (the QEMU plugin's F records after stac, clac) would make llvm-bolt call the
+ * function's profile stale.
+ */
+static void print_range(FILE *f, struct kmeta_image *img, struct kmeta_sym **by_name,
+			const struct prof_edge *e, size_t *nr)
+{
+	struct kmeta_insn in;
+
+	for (uint64_t at = e->from; at < e->to && !kmeta_insn_decode(img, at, &in);
+	     at = in.addr + in.len)
+		if (in.kind == KI_JCC)
+			print_record(f, img, by_name, in.addr, in.addr + in.len, e->count, nr);
+}
+
+size_t profile_write_fdata(struct kmeta_image *img, const struct prof *p, FILE *f)
+{
+	struct kmeta_sym **by_name = funcs_by_name(img);
+	bool no_lbr = true;
+	size_t nr = 0;
+
+	for (size_t i = 0; i < p->nr_edges; i++)
+		no_lbr = no_lbr && !prof_is_transfer(&p->edges[i]);
+	if (no_lbr)
+		fprintf(f, "no_lbr%s%s\n", p->event[0] ? " " : "", p->event);
+	for (size_t i = 0; i < p->nr_edges; i++) {
+		const struct prof_edge *e = &p->edges[i];
+
+		if (no_lbr) {
+			if (print_loc(f, img, by_name, e->from)) {
+				fprintf(f, " %" PRIu64 "\n", e->count);
+				nr++;
+			}
+		} else if (e->kind == PK_FALLTHROUGH) {
+			print_range(f, img, by_name, e, &nr);
+		} else if (e->kind != PK_INT && e->kind != PK_SAMPLE) {
+			print_record(f, img, by_name, e->from, e->to, e->count, &nr);
+		}
+	}
+	free(by_name);
+	return nr;
 }
