@@ -21,6 +21,7 @@ case "${OUT:-.build/default}" in *san*) sanitized=1 ;; esac
 if ! "$top/selftests/fuzz/make-profile-seeds" "$tmp/fx" >"$tmp/fx.log" 2>&1; then
 	fail "make-profile-seeds builds the image" "$(tail -n 5 "$tmp/fx.log")"
 	done_testing
+	exit 1
 fi
 image=$tmp/fx/image
 
@@ -128,11 +129,13 @@ if [ -z "$prof" ] || [ ! -x "$perf2bolt" ] || [ $sanitized = 1 ]; then
 	skip "6.1: perf2bolt's fdata of the proc profile" \
 		"no 6.1 kernel or profile, no $perf2bolt, or the sanitized pass"
 	done_testing
+	exit
 fi
 "$KBOLT" profile-to-bolt -o "$tmp/proc.bolt" "$prof"
 if ! "$perf2bolt" -pa -p "$tmp/proc.bolt" -o "$tmp/proc.fdata" "$VMLINUX_61" >"$tmp/p2b.log" 2>&1; then
 	fail "6.1: perf2bolt -pa writes the fdata" "$(tail -n 3 "$tmp/p2b.log")"
 	done_testing
+	exit 1
 fi
 nr=$(wc -l <"$tmp/proc.fdata")
 locals=$(grep -c '/[0-9]* ' "$tmp/proc.fdata")

@@ -15,6 +15,7 @@ case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 if ! "$top/selftests/fuzz/make-profile-seeds" "$tmp/fx" >"$tmp/fx.log" 2>&1; then
 	fail "make-profile-seeds builds the image" "$(tail -n 5 "$tmp/fx.log")"
 	done_testing
+	exit 1
 fi
 image=$tmp/fx/image
 seeds=$tmp/fx/seeds
