@@ -39,6 +39,7 @@ struct kbolt_opts {
 	bool stats, layout_set, seed_set;
 	struct opt_options opt;
 	const char *optimized;	/* heatmap --optimized */
+	bool fdata;		/* profile-to-bolt --format fdata */
 	uint64_t *weights;	/* -w, in the order given */
 	size_t nr_weights;
 	struct record_options rec;	/* record's options */
@@ -56,7 +57,7 @@ static void usage(FILE *f)
 		"  optimize VMLINUX -o OUT         write VMLINUX with its blocks reordered, verified, to OUT\n"
 		"  verify ORIG NEW                 prove that NEW is ORIG with blocks moved inside functions\n"
 		"  check-profile VMLINUX PROFILE   check every recorded edge against the kernel's code\n"
-		"  profile-to-bolt -o OUT PROFILE  write PROFILE in BOLT's format (perf2bolt -pa)\n"
+		"  profile-to-bolt -o OUT [VMLINUX] PROFILE  write PROFILE in BOLT's format\n"
 		"  heatmap VMLINUX PROFILE -o FILE draw where executed code lies (FILE.svg, FILE.png)\n"
 		"  fix-sites VMLINUX -o OUT        repair another tool's stale site lists\n"
 		"  profile merge PROFILE... -o OUT add up profiles of one kernel (-w: weights)\n"
@@ -91,6 +92,9 @@ static void usage(FILE *f)
 		"      --branches         record: count the branch stacks (LBR) of the samples\n"
 		"      --map-entries N    record: the size of the in-kernel counts map (default 65536)\n"
 		"      --check            record: load the program through the verifier, and stop\n"
+		"      --format pre|fdata  profile-to-bolt: BOLT's pre-aggregated text (the\n"
+		"                          default, perf2bolt -pa) or its fdata (llvm-bolt\n"
+		"                          -data, needs VMLINUX)\n"
 		"  -h, --help     this help\n"
 		"  -V, --version  print the version\n"
 		"\n"
@@ -162,23 +166,46 @@ static int cmd_check_profile(struct kbolt_opts *o)
 	return err;
 }
 
+struct bolt_out {
+	struct kmeta_image *img;	/* fdata: the kernel, to name functions */
+	const struct prof *p;
+};
+
 static int write_bolt(FILE *f, const void *arg)
 {
-	const struct prof *p = arg;
+	const struct bolt_out *b = arg;
 
-	if (prof_write_bolt(p, f))
+	if (b->img ? profile_write_fdata(b->img, b->p, f) : prof_write_bolt(b->p, f))
 		return 0;
-	pr_err(p->path, "no records to write (interrupts and samples are left out)");
+	pr_err(b->p->path, "no records to write (interrupts and samples are left out)");
 	return -EINVAL;
 }
 
-/* Through a temporary file (lib/outfile.h): an error leaves no OUT behind */
+/*
+ * Through a temporary file (lib/outfile.h): an error leaves no OUT behind.  fdata
+ * names functions: the profile is first matched to VMLINUX, as optimize does.
+ */
 static int cmd_profile_to_bolt(struct kbolt_opts *o)
 {
-	struct prof *p = prof_read(o->args[0]);
-	int err = !p || prof_check_bolt(p) || outfile_write(o->output, write_bolt, p);
+	struct bolt_out b = { NULL, NULL };
+	struct prof *p;
+	int err;
 
+	if (o->nr_args != (o->fdata ? 2 : 1)) {
+		pr_err(NULL, "profile-to-bolt: %s", o->fdata ?
+		       "--format fdata names functions: give VMLINUX PROFILE" :
+		       "the pre-aggregated format needs PROFILE only, no VMLINUX");
+		return 2;
+	}
+	if (o->fdata && !(b.img = kmeta_open(o->args[0])))
+		return 1;
+	p = prof_read(o->args[o->nr_args - 1]);
+	b.p = p;
+	err = !p || (b.img && profile_match(b.img, p, false)) || prof_check_bolt(p) ||
+	      outfile_write(o->output, write_bolt, &b);
 	prof_free(p);
+	if (b.img)
+		kmeta_close(b.img);
 	return err ? 1 : 0;
 }
 
@@ -390,7 +417,7 @@ static void add_glob(const char ***v, size_t *nr, const char *glob)
 
 enum { OPT_PROFILE = 256, OPT_LAYOUT, OPT_SEED, OPT_FUNCS, OPT_SKIP_FUNCS, OPT_STATS,
        OPT_STRIP_DEBUG, OPT_OPTIMIZED, OPT_IN_PLACE, OPT_DURATION, OPT_EVENT, OPT_FREQUENCY,
-       OPT_BRANCHES, OPT_MAP_ENTRIES, OPT_CHECK };
+       OPT_BRANCHES, OPT_MAP_ENTRIES, OPT_CHECK, OPT_FORMAT };
 
 /* Which options a command takes: a bit per option */
 enum {
@@ -400,7 +427,8 @@ enum {
 	TAKES_IN_PLACE = 1 << 5,	/* --in-place */
 	TAKES_WEIGHT = 1 << 6,		/* -w */
 	TAKES_RECORD = 1 << 7,	/* --duration --event --frequency --branches --map-entries --check */
-	TAKES_LAST = TAKES_RECORD
+	TAKES_FORMAT = 1 << 8,		/* --format */
+	TAKES_LAST = TAKES_FORMAT
 };
 
 #define AT_LEAST(n) (-(n))	/* nr_args: n or more */
@@ -415,8 +443,9 @@ static const struct {
 } cmds[] = {
 	{ "check-profile", cmd_check_profile, 2, "check-profile [-j|-p] [-f] VMLINUX PROFILE",
 	  false, TAKES_JSON | TAKES_FORCE },
-	{ "profile-to-bolt", cmd_profile_to_bolt, 1, "profile-to-bolt -o OUT PROFILE", true,
-	  TAKES_OUTPUT },
+	{ "profile-to-bolt", cmd_profile_to_bolt, AT_LEAST(1),
+	  "profile-to-bolt [--format pre|fdata] -o OUT [VMLINUX] PROFILE", true,
+	  TAKES_OUTPUT | TAKES_FORMAT },
 	{ "optimize", cmd_optimize, 1, "optimize VMLINUX -o OUT|--in-place [--profile FILE] "
 	  "[--layout profile|greedy|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] "
 	  "[--strip-debug] [--stats] [-j]", true,
@@ -446,6 +475,7 @@ static const char *option_name(unsigned int bit)
 	case TAKES_WEIGHT:	return "-w/--weight";
 	case TAKES_RECORD:	return "--duration, --event, --frequency, --branches, "
 				       "--map-entries or --check";
+	case TAKES_FORMAT:	return "--format";
 	default:		return "--profile, --layout, --seed, --funcs, --skip-funcs, --strip-debug "
 				       "or --stats";
 	}
@@ -468,6 +498,7 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 		{ "strip-debug", no_argument, NULL, OPT_STRIP_DEBUG },
 		{ "optimized", required_argument, NULL, OPT_OPTIMIZED },
 		{ "in-place", no_argument, NULL, OPT_IN_PLACE },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "weight", required_argument, NULL, 'w' },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "event", required_argument, NULL, OPT_EVENT },
@@ -503,6 +534,14 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 		case OPT_STRIP_DEBUG: o->opt.strip_debug = true; break;
 		case OPT_OPTIMIZED: o->optimized = optarg; given |= TAKES_OPTIMIZED; break;
 		case OPT_IN_PLACE: o->in_place = true; given |= TAKES_IN_PLACE; break;
+		case OPT_FORMAT:
+			given |= TAKES_FORMAT;
+			if (strcmp(optarg, "pre") && strcmp(optarg, "fdata")) {
+				pr_err(NULL, "--format takes pre or fdata, not '%s'", optarg);
+				return 2;
+			}
+			o->fdata = !strcmp(optarg, "fdata");
+			break;
 		case 'w':
 			if (add_weight(o, optarg)) {
 				pr_err(NULL, "-w takes a whole number from 1, not '%s'", optarg);

@@ -1360,6 +1360,7 @@ row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${3:-}" "${4:-}"; }
 	row sample --funcs "--funcs flow_*"
 	row sample --skip-funcs "--skip-funcs flow_ret"
 	row sample --optimized "--optimized $rand"
+	row sample --format "--format pre"
 	row sample --in-place --in-place drop-output,copy-file
 } > "$beh/kbolt-options"
 {

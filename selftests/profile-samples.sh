@@ -15,6 +15,7 @@ case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 if ! "$top/selftests/fuzz/make-profile-seeds" "$tmp/fx" >"$tmp/fx.log" 2>&1; then
 	fail "make-profile-seeds builds the image" "$(tail -n 5 "$tmp/fx.log")"
 	done_testing
+	exit 1
 fi
 image=$tmp/fx/image
 seeds=$tmp/fx/seeds
@@ -49,7 +50,7 @@ check_eq "samples inside an instruction and in padding: check-profile exits 1" 1
 check_match "... the one inside an instruction named" \
 	'cfg_branches\+0x6 -> cfg_branches\+0x6 \(sample, 2 times\): the sample is not at the start of an instruction$' "$out"
 check_match "... the one in the padding after the function named" \
-	'\(sample, 3 times\): the sample is in no function$' "$out"
+	'\(sample, 3 times\): the sample is in the int3 padding outside any function$' "$out"
 check_match "... counted" ': of these, 4 samples \(weight 13\), 2 of them disagree$' "$out"
 
 # -- KASLR: a profile of a run with _text 0x2000000 higher

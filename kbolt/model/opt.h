@@ -9,6 +9,7 @@
  *   refs.c     references into function bodies (code, tables, relocations, ORC) and the
  *              skips they force
  *   cfg.c      basic blocks and their successors, metadata edges included
+ *   prof_map.c profile records onto blocks; infer.c block counts from samples
  *   layout.c   a block order per function (ext-TSP, greedy chains or random)
  *   ext_tsp.c  the ext-TSP order of a function's executed blocks
  *   emit.c     branch sizes, new offsets, the address map, new bytes
@@ -243,6 +244,12 @@ long find_bb_of_op(const struct func *f, uint32_t op);
 /* prof_map.c */
 void weigh_funcs(struct opt *opt);	/* before decode_funcs() */
 void apply_profile(struct opt *opt);	/* after build_cfg() */
+
+/*
+ * infer.c: f's block counts and edge weights from the samples of its blocks
+ * (samples[b] of block b, its body blocks), by minimum-cost flow
+ */
+void infer_counts(struct func *f, const uint64_t *samples);
 
 /* layout.c */
 int layout_func(struct opt *opt, struct func *f);

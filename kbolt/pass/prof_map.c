@@ -6,8 +6,13 @@
  * step in kbolt's format, a range in BOLT's) weigh every fall-through edge they
  * cross, and every block reached counts an execution.  Last, what the records cannot
  * say: a block that ends without a branch runs on into the next one every time it
- * runs (kbolt's recorder writes records at branches only).
+ * runs (kbolt's recorder writes records at branches only).  Samples (S records) are no
+ * transfer: a function that no transfer record gave a count, but that has samples,
+ * gets its counts from them by flow inference (infer.c).
  */
+#include <stdlib.h>
+
+#include "../../common/util.h"
 #include "../model/opt.h"
 
 static long bb_containing(const struct func *f, uint64_t addr)
@@ -83,8 +88,64 @@ static void carry_falls(struct func *f)
 	}
 }
 
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct prof_edge *x = a, *y = b;
+
+	return (x->from > y->from) - (x->from < y->from);
+}
+
+/* The profile's samples, sorted by address: malloc'ed, *nr of them */
+static struct prof_edge *collect_samples(const struct prof *p, size_t *nr)
+{
+	struct prof_edge *s = NULL;
+	size_t cap = 0;
+
+	*nr = 0;
+	for (size_t k = 0; k < p->nr_edges; k++) {
+		if (prof_is_transfer(&p->edges[k]))
+			continue;
+		GROW(s, cap, *nr + 1);
+		s[(*nr)++] = p->edges[k];
+	}
+	sort_array(s, *nr, sizeof(*s), cmp_sample);
+	return s;
+}
+
+static bool has_counts(const struct func *f)
+{
+	for (uint32_t b = 0; b < f->nr_bbs; b++)
+		if (f->bbs[b].count || f->bbs[b].w_taken || f->bbs[b].w_fall)
+			return true;
+	return false;
+}
+
+/* f has no count from transfers: infer them from the samples in it, if any */
+static void infer_from_samples(struct func *f, const struct prof_edge *s, size_t nr)
+{
+	size_t k = lower_bound_u64(s, nr, sizeof(*s), offsetof(struct prof_edge, from),
+				   f->sym->addr);
+	uint64_t *samples, sum = 0;
+
+	if (k == nr || s[k].from >= f->sym->addr + f->sym->size || has_counts(f))
+		return;
+	samples = xcalloc(f->nr_bbs, sizeof(*samples));
+	for (; k < nr && s[k].from < f->sym->addr + f->sym->size; k++) {
+		long b = bb_containing(f, s[k].from);
+
+		if (b >= 0 && !__builtin_add_overflow(samples[b], s[k].count, &samples[b]))
+			sum += s[k].count;
+	}
+	if (sum)
+		infer_counts(f, samples);
+	free(samples);
+}
+
 void apply_profile(struct opt *opt)
 {
+	struct prof_edge *samples;
+	size_t nr_samples;
+
 	for (size_t k = 0; opt->prof && k < opt->prof->nr_edges; k++) {
 		const struct prof_edge *e = &opt->prof->edges[k];
 		struct func *f = find_func_containing(opt, e->from);
@@ -99,4 +160,12 @@ void apply_profile(struct opt *opt)
 	for (size_t i = 0; opt->prof && i < opt->nr_funcs; i++)
 		if (opt->funcs[i].nr_bbs && opt->funcs[i].weight)
 			carry_falls(&opt->funcs[i]);
+	if (!opt->prof)
+		return;
+	/* after carry_falls(): an inferred function's counts are complete as they are */
+	samples = collect_samples(opt->prof, &nr_samples);
+	for (size_t i = 0; nr_samples && i < opt->nr_funcs; i++)
+		if (opt->funcs[i].nr_bbs && !opt->funcs[i].alias)
+			infer_from_samples(&opt->funcs[i], samples, nr_samples);
+	free(samples);
 }

@@ -6,7 +6,7 @@
  * later one); a taken jcc/jmp/call leaves such an instruction and reaches its encoded
  * target; a ret leaves a ret; an indirect transfer an indirect branch; a branch of
  * unknown kind any of these; a sample lies at the start of an instruction of a
- * function.  Sites the kernel patches at boot (alternatives,
+ * function (or of code without a function symbol, not its int3 padding).  Sites the kernel patches at boot (alternatives,
  * paravirt, jump labels, static calls, retpolines, return thunks, call-depth thunks,
  * fentry) run other code than the file holds: they are counted apart, as are addresses
  * outside the image (module, BPF and ftrace trampoline code).
@@ -87,13 +87,23 @@ static const char *edge_mismatch(const struct prof_edge *e, const struct kmeta_i
 	return NULL;
 }
 
-/* NULL if a sample is at an instruction start inside a function, else why not */
+/*
+ * NULL if a sample is at an instruction start of a function, else why not.  Code
+ * without a function symbol (assembly entry code such as ret_from_fork, local labels
+ * of copy_user_*) runs too: there the sample must be at an instruction, not at the
+ * int3 padding between functions, which never runs.
+ */
 static const char *sample_mismatch(struct kmeta_image *img, const struct prof_edge *e)
 {
+	const unsigned char *byte;
 	struct kmeta_insn in;
 
-	if (!kmeta_find_func_containing(img, e->from))
-		return "the sample is in no function";
+	if (!kmeta_find_func_containing(img, e->from)) {
+		byte = kmeta_bytes_at(img, e->from, 1);
+		if (byte && byte[0] == 0xcc)
+			return "the sample is in the int3 padding outside any function";
+		return kmeta_insn_decode(img, e->from, &in) ? "not an instruction" : NULL;
+	}
 	switch (kmeta_is_insn_boundary(img, e->from)) {
 	case 0:
 		return "the sample is not at the start of an instruction";

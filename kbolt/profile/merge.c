@@ -100,7 +100,7 @@ struct prof *prof_merge(struct prof *const *in, const uint64_t *weights, size_t 
 	memcpy(out->event, in[0]->event, sizeof(out->event));
 	out->text_runtime = in[0]->text_runtime;
 	for (size_t k = 0; !err && k < nr; k++) {
-		err = same_kernel(in[0], in[k]);
+		err = prof_need_addresses(in[k]) || same_kernel(in[0], in[k]) ? -EINVAL : 0;
 		if (!err && strcmp(out->recorder, in[k]->recorder))
 			snprintf(out->recorder, sizeof(out->recorder), "%s", MERGED_RECORDER);
 		if (!err && strcmp(out->event, in[k]->event))

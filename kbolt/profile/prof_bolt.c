@@ -115,6 +115,8 @@ static bool is_written(const struct prof_edge *e)
 
 int prof_check_bolt(const struct prof *p)
 {
+	if (prof_need_addresses(p))
+		return -EINVAL;
 	for (size_t i = 0; i < p->nr_edges; i++) {
 		if (p->edges[i].count > INT64_MAX && is_written(&p->edges[i])) {
 			pr_err(p->path, "a count of %llu, above BOLT's limit of 2^63 - 1: "

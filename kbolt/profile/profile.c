@@ -13,6 +13,7 @@
 static const struct prof_format *const formats[] = {
 	&prof_format_kbolt,
 	&prof_format_bolt,	/* after kbolt's: a kbolt profile starts with its header */
+	&prof_format_fdata,
 	&prof_format_perf,	/* last: its samples have no marker of their own */
 };
 
@@ -37,6 +38,53 @@ void prof_add_edge(struct prof *p, uint64_t from, uint64_t to, uint64_t count, u
 {
 	GROW(p->edges, p->cap, p->nr_edges + 1);
 	p->edges[p->nr_edges++] = (struct prof_edge){ from, to, count, kind };
+}
+
+static uint32_t hash_name(const char *s)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* The index of name in p->names, added if new (an open-addressing table, half full) */
+static uint32_t intern_name(struct prof *p, const char *name)
+{
+	size_t mask, i;
+
+	if (2 * (p->nr_names + 1) > p->name_hash_size) {
+		size_t size = p->name_hash_size ? 2 * p->name_hash_size : 1024;
+
+		free(p->name_hash);
+		p->name_hash = xcalloc(size, sizeof(*p->name_hash));
+		p->name_hash_size = size;
+		for (size_t k = 0; k < p->nr_names; k++) {
+			for (i = hash_name(p->names[k]) & (size - 1); p->name_hash[i];
+			     i = (i + 1) & (size - 1))
+				;
+			p->name_hash[i] = k + 1;
+		}
+	}
+	mask = p->name_hash_size - 1;
+	for (i = hash_name(name) & mask; p->name_hash[i]; i = (i + 1) & mask)
+		if (!strcmp(p->names[p->name_hash[i] - 1], name))
+			return p->name_hash[i] - 1;
+	GROW(p->names, p->names_cap, p->nr_names + 1);
+	p->names[p->nr_names] = xstrdup(name);
+	p->name_hash[i] = ++p->nr_names;
+	return p->nr_names - 1;
+}
+
+void prof_add_symbolic(struct prof *p, const char *from, uint64_t from_off, const char *to,
+		       uint64_t to_off, uint64_t count, unsigned int kind, size_t lineno)
+{
+	GROW(p->symlocs, p->symlocs_cap, p->nr_edges + 1);
+	p->symlocs[p->nr_edges] = (struct prof_symloc){
+		intern_name(p, from), intern_name(p, to), from_off, to_off, lineno
+	};
+	prof_add_edge(p, 0, 0, count, kind);
 }
 
 int prof_read_line(const struct prof *p, FILE *f, char *line, size_t size, size_t *lineno)
@@ -79,6 +127,15 @@ int prof_parse_number(const char *s, unsigned int base, uint64_t max, uint64_t *
 	return errno || *v > max ? -EINVAL : 0;
 }
 
+int prof_need_addresses(const struct prof *p)
+{
+	if (!prof_is_symbolic(p))
+		return 0;
+	pr_err(p->path, "its records name functions (BOLT's fdata), not addresses: only the "
+	       "commands that read the vmlinux (check-profile, optimize, heatmap) use it");
+	return -EINVAL;
+}
+
 struct prof *prof_read(const char *path)
 {
 	struct prof *p;
@@ -116,6 +173,11 @@ void prof_free(struct prof *p)
 	if (!p)
 		return;
 	free(p->edges);
+	free(p->symlocs);
+	for (size_t i = 0; i < p->nr_names; i++)
+		free(p->names[i]);
+	free(p->names);
+	free(p->name_hash);
 	free(p->path);
 	free(p);
 }

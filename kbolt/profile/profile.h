@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Profiles: control-flow edges of a kernel with counts, read from one of several formats
- * behind one ops struct (as pahole's debug_fmt_ops): kbolt's own (prof_kbolt.c) and
- * BOLT's pre-aggregated text (prof_bolt.c).
+ * behind one ops struct (as pahole's debug_fmt_ops): kbolt's own (prof_kbolt.c),
+ * BOLT's pre-aggregated text (prof_bolt.c) and fdata (prof_fdata.c), and perf script
+ * text (prof_perf.c).
  */
 #ifndef KBOLT_PROFILE_H
 #define KBOLT_PROFILE_H
@@ -39,6 +40,17 @@ struct prof_edge {
 	unsigned char kind;	/* enum prof_kind */
 };
 
+/*
+ * A record whose ends are named as a function and an offset, as BOLT's fdata does
+ * (prof_fdata.c): kept so, parallel to edges[], until profile_match() resolves the
+ * names against the image (profile_symbols.c) and fills in the addresses and the kind.
+ */
+struct prof_symloc {
+	uint32_t from_name, to_name;	/* index in prof.names */
+	uint64_t from_off, to_off;
+	size_t lineno;			/* for messages */
+};
+
 struct prof {
 	char *path;
 	const struct prof_format *fmt;
@@ -56,6 +68,13 @@ struct prof {
 	uint64_t nr_dropped;
 	struct prof_edge *edges;
 	size_t nr_edges, cap;
+	/* a symbolic profile: symlocs parallel to edges, the names they use */
+	struct prof_symloc *symlocs;
+	size_t symlocs_cap;
+	char **names;
+	size_t nr_names, names_cap;
+	uint32_t *name_hash;		/* open addressing: index + 1 into names, 0 empty */
+	size_t name_hash_size;
 };
 
 struct prof_format {
@@ -66,7 +85,8 @@ struct prof_format {
 	int (*read)(struct prof *p, FILE *f);
 };
 
-extern const struct prof_format prof_format_kbolt, prof_format_bolt, prof_format_perf;
+extern const struct prof_format prof_format_kbolt, prof_format_bolt, prof_format_perf,
+	prof_format_fdata;
 
 const char *prof_kind_name(unsigned int kind);
 /* Is the record a transfer of control (not a sample)? */
@@ -96,6 +116,19 @@ static inline const char *prof_or_dash(const char *s)
 {
 	return s[0] ? s : "-";
 }
+/*
+ * A record between two functions' offsets, its addresses and kind left for
+ * profile_match() to find (kind PK_SAMPLE: a sample, from_* == to_*)
+ */
+void prof_add_symbolic(struct prof *p, const char *from, uint64_t from_off, const char *to,
+		       uint64_t to_off, uint64_t count, unsigned int kind, size_t lineno);
+/* A profile whose records still name functions: the image is needed to use it */
+static inline bool prof_is_symbolic(const struct prof *p)
+{
+	return p->symlocs != NULL;
+}
+/* 0 if p's records are addresses, else -EINVAL after saying that p needs the image */
+int prof_need_addresses(const struct prof *p);
 /* Read path in whichever known format it is; NULL after reporting. */
 struct prof *prof_read(const char *path);
 void prof_free(struct prof *p);

@@ -152,6 +152,8 @@ static int take_out_slide(struct kmeta_image *img, struct prof *p)
 
 int profile_match(struct kmeta_image *img, struct prof *p, bool force)
 {
+	if (prof_is_symbolic(p) && profile_resolve_symbols(img, p, force))
+		return -EINVAL;
 	if (take_out_slide(img, p))
 		return -EINVAL;
 	if (!p->nr_edges) {

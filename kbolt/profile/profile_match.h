@@ -18,8 +18,21 @@
  * Is p a profile of img?  0, or -EINVAL after reporting why not.  With force, a profile
  * of another kernel is used with a warning; a profile without records never is.  A
  * profile of where the kernel ran (p->text_runtime) is first moved to img's link
- * addresses.
+ * addresses; a symbolic one (BOLT's fdata) resolved against img's functions.
  */
 int profile_match(struct kmeta_image *img, struct prof *p, bool force);
+
+/*
+ * profile_symbols.c: a symbolic profile's records (prof_is_symbolic()) made addresses
+ * of img.  0, or -EINVAL after reporting a name img does not have; with force such
+ * records are left out, with a warning.
+ */
+int profile_resolve_symbols(struct kmeta_image *img, struct prof *p, bool force);
+/*
+ * profile_symbols.c: p, of img's link addresses, as BOLT's fdata: its transfers (not
+ * interrupts, samples left out) or, when it has only samples, its samples (no_lbr);
+ * records in code of no function are left out.  The number of lines of records.
+ */
+size_t profile_write_fdata(struct kmeta_image *img, const struct prof *p, FILE *f);
 
 #endif
