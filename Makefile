@@ -69,7 +69,7 @@ KMETA_SRCS := $(addprefix kmeta/, main.c cmd_summary.c cmd_dump.c cmd_check.c cm
 # counted from a profile or a layout, and other tools' outputs mended
 KBOLT_LIB_SRCS := $(addprefix kbolt/lib/, parallel.c outfile.c output.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/profile/, profile.c prof_kbolt.c prof_bolt.c prof_perf.c \
-	merge.c profile_match.c check_profile.c)
+	merge.c profile_match.c check_profile.c func_hash.c portable.c portable_match.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/model/, func.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/pass/, optimize.c decode.c refs.c cfg.c prof_map.c layout.c \
 	ext_tsp.c emit.c orc_gen.c rewrite.c)

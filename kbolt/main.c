@@ -6,7 +6,8 @@
  * validated in one place (each command says which it takes) and commands accept unique
  * prefixes, as in kmeta.  heatmap (report/heatmap.c) draws where the profile's code lies;
  * fix-sites (report/fix_sites.c) repairs the site lists of another tool's output;
- * profile merge (profile/merge.c) adds up profiles of one kernel.
+ * profile merge (profile/merge.c) adds up profiles of one kernel; profile portable
+ * (profile/portable.c) writes one for other builds of the same source.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,6 +24,7 @@
 #include "lib/outfile.h"
 #include "pass/optimize.h"
 #include "profile/check_profile.h"
+#include "profile/portable.h"
 #include "profile/profile.h"
 #include "profile/profile_match.h"
 #include "report/fix_sites.h"
@@ -57,6 +59,7 @@ static void usage(FILE *f)
 		"  heatmap VMLINUX PROFILE -o FILE draw where executed code lies (FILE.svg, FILE.png)\n"
 		"  fix-sites VMLINUX -o OUT        repair another tool's stale site lists\n"
 		"  profile merge PROFILE... -o OUT add up profiles of one kernel (-w: weights)\n"
+		"  profile portable VMLINUX PROFILE -o OUT  PROFILE for other builds of VMLINUX's source\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json     JSON output\n"
@@ -104,6 +107,10 @@ static void print_stats(struct kbolt_opts *o, const struct prof *p, const struct
 	struct json j;
 
 	if (!o->json) {
+		if (p->portable) {
+			printf("%s: ", p->path);
+			portable_print_report(&p->portable->report, stdout);
+		}
 		printf("%s: %zu records (weight %" PRIu64 "): %zu agree with the code, %zu from "
 		       "sites patched at boot, %zu outside the image, %zu disagree (weight %" PRIu64
 		       ")\n", p->path, r->records, r->weight, r->agree, r->patched, r->outside,
@@ -124,6 +131,10 @@ static void print_stats(struct kbolt_opts *o, const struct prof *p, const struct
 	json_member_u64(&j, "patched", r->patched);
 	json_member_u64(&j, "outside", r->outside);
 	json_member_u64(&j, "disagree", r->disagree);
+	if (p->portable) {
+		json_key(&j, "portable");
+		portable_report_json(&p->portable->report, &j);
+	}
 	json_obj_close(&j);
 	json_end(&j);
 }
@@ -159,7 +170,8 @@ static int write_bolt(FILE *f, const void *arg)
 static int cmd_profile_to_bolt(struct kbolt_opts *o)
 {
 	struct prof *p = prof_read(o->args[0]);
-	int err = !p || prof_check_bolt(p) || outfile_write(o->output, write_bolt, p);
+	int err = !p || prof_need_addresses(p) || prof_check_bolt(p) ||
+		  outfile_write(o->output, write_bolt, p);
 
 	prof_free(p);
 	return err ? 1 : 0;
@@ -212,8 +224,13 @@ static int profile_merge(struct kbolt_opts *o)
 	struct prof **in = xcalloc(nr, sizeof(*in)), *m = NULL;
 	int err = -EINVAL;
 
-	for (size_t k = 0; k < nr && (k == 0 || in[k - 1]); k++)
+	for (size_t k = 0; k < nr && (k == 0 || in[k - 1]); k++) {
 		in[k] = prof_read(o->args[k + 1]);
+		if (in[k] && prof_need_addresses(in[k])) {
+			prof_free(in[k]);
+			in[k] = NULL;
+		}
+	}
 	if (in[nr - 1])
 		m = prof_merge(in, o->weights, nr);
 	if (m)
@@ -225,9 +242,29 @@ static int profile_merge(struct kbolt_opts *o)
 	return err ? 1 : 0;
 }
 
+/* A profile of VMLINUX (checked to be its own) written portable (profile/portable.c) */
+static int profile_portable(struct kbolt_opts *o)
+{
+	struct kmeta_image *img = kmeta_open(o->args[1]);
+	struct prof *p = img ? prof_read(o->args[2]) : NULL;
+	int err = !p || profile_match(img, p, false) || prof_aggregate(p) ||
+		  portable_write(img, p, o->output);
+
+	prof_free(p);
+	kmeta_close(img);
+	return err ? 1 : 0;
+}
+
 /* kbolt profile SUBCOMMAND: what is done to profiles as files */
 static int cmd_profile(struct kbolt_opts *o)
 {
+	if (!strcmp(o->args[0], "portable")) {
+		if (o->nr_args != 3 || o->nr_weights) {
+			pr_err(NULL, "usage: kbolt profile portable VMLINUX PROFILE -o OUT");
+			return 2;
+		}
+		return profile_portable(o);
+	}
 	if (!strcmp(o->args[0], "merge")) {
 		if (o->nr_weights && o->nr_weights != (size_t)o->nr_args - 1) {
 			pr_err(NULL, "profile merge: give -w once for every profile (%d), or not "
@@ -236,7 +273,7 @@ static int cmd_profile(struct kbolt_opts *o)
 		}
 		return profile_merge(o);
 	}
-	pr_err(NULL, "profile: unknown subcommand '%s' (merge)", o->args[0]);
+	pr_err(NULL, "profile: unknown subcommand '%s' (merge, portable)", o->args[0]);
 	return 2;
 }
 
@@ -380,8 +417,8 @@ static const struct {
 	  "-o FILE.svg|FILE.png", true, TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZED },
 	{ "fix-sites", cmd_fix_sites, 1, "fix-sites VMLINUX -o OUT|--in-place", true,
 	  TAKES_OUTPUT | TAKES_IN_PLACE },
-	{ "profile", cmd_profile, AT_LEAST(2), "profile merge [-w N]... PROFILE... -o OUT", true,
-	  TAKES_OUTPUT | TAKES_WEIGHT },
+	{ "profile", cmd_profile, AT_LEAST(2), "profile merge [-w N]... PROFILE... -o OUT | "
+	  "profile portable VMLINUX PROFILE -o OUT", true, TAKES_OUTPUT | TAKES_WEIGHT },
 };
 
 /* The option of a TAKES_ bit, for messages */

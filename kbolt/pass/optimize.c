@@ -35,6 +35,7 @@
 #include "../lib/output.h"
 #include "../lib/parallel.h"
 #include "../model/opt.h"
+#include "../profile/portable.h"
 #include "../profile/profile_match.h"
 #include "../report/dyno.h"
 #include "../verify/verify.h"
@@ -53,6 +54,8 @@ struct opt_stats {
 	size_t orc_entries;
 	bool no_relocs;
 	struct dyno_stats dyno;	/* with a profile */
+	bool portable;		/* a portable profile, matched so: */
+	struct portable_report match;
 };
 
 static int open_inputs(struct opt *opt, const char *in)
@@ -153,6 +156,10 @@ static void gather_stats(struct opt *opt, struct opt_stats *s)
 	memset(s, 0, sizeof(*s));
 	s->total_weight = opt->total_weight;
 	s->no_relocs = opt->no_relocs;
+	if (opt->prof && opt->prof->portable) {
+		s->portable = true;
+		s->match = opt->prof->portable->report;
+	}
 	for (size_t i = 0; i < opt->nr_funcs; i++) {
 		const struct func *f = &opt->funcs[i];
 		bool multi = nr_body_bbs(f) >= 2;
@@ -192,6 +199,8 @@ static double pct(uint64_t part, uint64_t whole)
 
 static void print_stats_text(const struct opt_stats *s, bool have_profile)
 {
+	if (s->portable)
+		portable_print_report(&s->match, stdout);
 	printf("functions: %zu, %zu with two or more blocks, of which %zu (%.1f%%) proven safe "
 	       "to rewrite\n", s->funcs, s->multi_block, s->multi_safe,
 	       pct(s->multi_safe, s->multi_block));
@@ -259,6 +268,10 @@ static void print_stats_json(const struct opt_stats *s, bool pretty)
 	json_init(&j, stdout, pretty);
 	json_obj_open(&j);
 	print_figures(&j, functions, ARRAY_SIZE(functions));
+	if (s->portable) {
+		json_key(&j, "portable");
+		portable_report_json(&s->match, &j);
+	}
 	json_key(&j, "skipped");
 	json_obj_open(&j);
 	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++) {

@@ -8,10 +8,12 @@
 #include <string.h>
 
 #include "../../common/util.h"
+#include "portable.h"
 #include "profile.h"
 
 static const struct prof_format *const formats[] = {
 	&prof_format_kbolt,
+	&prof_format_portable,
 	&prof_format_bolt,	/* after kbolt's: a kbolt profile starts with its header */
 	&prof_format_perf,	/* last: its samples have no marker of their own */
 };
@@ -111,10 +113,21 @@ struct prof *prof_read(const char *path)
 	return NULL;
 }
 
+int prof_need_addresses(const struct prof *p)
+{
+	if (!p->portable || p->portable->matched)
+		return 0;
+	pr_err(p->path, "a portable profile has no addresses until matched onto a vmlinux: "
+	       "give it to optimize or check-profile, or use the address profile it was "
+	       "made from");
+	return -EINVAL;
+}
+
 void prof_free(struct prof *p)
 {
 	if (!p)
 		return;
+	portable_free(p->portable);
 	free(p->edges);
 	free(p->path);
 	free(p);

@@ -48,6 +48,11 @@ struct prof {
 	 */
 	uint64_t text_runtime;
 	size_t nr_dropped;	/* branches with an end outside the kernel, left out */
+	/*
+	 * A portable profile (portable.h): its records, by function and block, until
+	 * profile_match() finds them in a build and makes them the edges
+	 */
+	struct portable *portable;
 	struct prof_edge *edges;
 	size_t nr_edges, cap;
 };
@@ -60,7 +65,8 @@ struct prof_format {
 	int (*read)(struct prof *p, FILE *f);
 };
 
-extern const struct prof_format prof_format_kbolt, prof_format_bolt, prof_format_perf;
+extern const struct prof_format prof_format_kbolt, prof_format_bolt, prof_format_perf,
+	prof_format_portable;
 
 const char *prof_kind_name(unsigned int kind);
 int prof_kind_from_name(const char *name);
@@ -85,6 +91,11 @@ static inline const char *prof_or_dash(const char *s)
 {
 	return s[0] ? s : "-";
 }
+/*
+ * Has p addresses (not a portable profile, which has them only once matched onto a
+ * build)?  0, or -EINVAL after saying so
+ */
+int prof_need_addresses(const struct prof *p);
 /* Read path in whichever known format it is; NULL after reporting. */
 struct prof *prof_read(const char *path);
 void prof_free(struct prof *p);
