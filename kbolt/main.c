@@ -7,7 +7,8 @@
  * prefixes, as in kmeta.  heatmap (report/heatmap.c) draws where the profile's code lies;
  * fix-sites (report/fix_sites.c) repairs the site lists of another tool's output;
  * profile merge (profile/merge.c) adds up profiles of one kernel; profile portable
- * (profile/portable.c) writes one for other builds of the same source.
+ * (profile/portable.c) writes one for other builds of the same source; profile
+ * translate (profile/translate.c) one of kbolt's output for its input.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -27,6 +28,7 @@
 #include "profile/portable.h"
 #include "profile/profile.h"
 #include "profile/profile_match.h"
+#include "profile/translate.h"
 #include "report/fix_sites.h"
 #include "report/heatmap.h"
 #include "verify/verify.h"
@@ -60,6 +62,7 @@ static void usage(FILE *f)
 		"  fix-sites VMLINUX -o OUT        repair another tool's stale site lists\n"
 		"  profile merge PROFILE... -o OUT add up profiles of one kernel (-w: weights)\n"
 		"  profile portable VMLINUX PROFILE -o OUT  PROFILE for other builds of VMLINUX's source\n"
+		"  profile translate OPTIMIZED PROFILE -o OUT  PROFILE of kbolt's output, for its input\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json     JSON output\n"
@@ -255,15 +258,32 @@ static int profile_portable(struct kbolt_opts *o)
 	return err ? 1 : 0;
 }
 
+/* A profile of kbolt's output, in its input's addresses (profile/translate.c) */
+static int profile_translate(struct kbolt_opts *o)
+{
+	struct kmeta_image *img = kmeta_open(o->args[1]);
+	struct prof *p = img ? prof_read(o->args[2]) : NULL;
+	struct prof_translation res;
+	int err = !p || profile_match(img, p, false) || prof_translate(img, p, &res) ||
+		  outfile_write(o->output, write_kbolt, p);
+
+	prof_free(p);
+	kmeta_close(img);
+	return err ? 1 : 0;
+}
+
 /* kbolt profile SUBCOMMAND: what is done to profiles as files */
 static int cmd_profile(struct kbolt_opts *o)
 {
-	if (!strcmp(o->args[0], "portable")) {
+	if (!strcmp(o->args[0], "portable") || !strcmp(o->args[0], "translate")) {
+		bool portable = !strcmp(o->args[0], "portable");
+
 		if (o->nr_args != 3 || o->nr_weights) {
-			pr_err(NULL, "usage: kbolt profile portable VMLINUX PROFILE -o OUT");
+			pr_err(NULL, "usage: kbolt profile %s", portable ?
+			       "portable VMLINUX PROFILE -o OUT" : "translate OPTIMIZED PROFILE -o OUT");
 			return 2;
 		}
-		return profile_portable(o);
+		return portable ? profile_portable(o) : profile_translate(o);
 	}
 	if (!strcmp(o->args[0], "merge")) {
 		if (o->nr_weights && o->nr_weights != (size_t)o->nr_args - 1) {
@@ -273,7 +293,7 @@ static int cmd_profile(struct kbolt_opts *o)
 		}
 		return profile_merge(o);
 	}
-	pr_err(NULL, "profile: unknown subcommand '%s' (merge, portable)", o->args[0]);
+	pr_err(NULL, "profile: unknown subcommand '%s' (merge, portable, translate)", o->args[0]);
 	return 2;
 }
 
@@ -418,7 +438,8 @@ static const struct {
 	{ "fix-sites", cmd_fix_sites, 1, "fix-sites VMLINUX -o OUT|--in-place", true,
 	  TAKES_OUTPUT | TAKES_IN_PLACE },
 	{ "profile", cmd_profile, AT_LEAST(2), "profile merge [-w N]... PROFILE... -o OUT | "
-	  "profile portable VMLINUX PROFILE -o OUT", true, TAKES_OUTPUT | TAKES_WEIGHT },
+	  "profile portable VMLINUX PROFILE -o OUT | profile translate OPTIMIZED PROFILE -o OUT",
+	  true, TAKES_OUTPUT | TAKES_WEIGHT },
 };
 
 /* The option of a TAKES_ bit, for messages */

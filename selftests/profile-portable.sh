@@ -9,7 +9,10 @@
 # scripts/cached-profile): written twice the same, matched back exactly, laid out
 # and verified; onto the generic flavour of the same source (scripts/fetch-kernels
 # 6.1-generic), if fetched: most functions exact, none disagreeing, laid out and
-# verified, while the address profile of the cloud kernel is still refused.
+# verified, while the address profile of the cloud kernel is still refused.  The
+# translation table: the cloud kernel laid out, its output profiled in the boot lab
+# (cached by build-id), the profile translated to the input's addresses, compared
+# with the input's own profile, made portable and matched onto the generic kernel.
 . "$(dirname "$0")/lib.sh"
 
 KBOLT=${KBOLT:-$top/kbolt/kbolt}
@@ -135,6 +138,46 @@ check_eq "... matched back onto its own build and written again: the same record
 "$KBOLT" check-profile -j "$cloud" "$tmp/c.port" >"$tmp/c.json"
 check_eq "... onto its own build: every function exact, every record kept, none disagrees" \
 	"0 0 0 0 0" "$(figures "$tmp/c.json" by_hash clones dropped records_disagree) $(json_get "$tmp/c.json" 'r["disagree"] + r["portable"]["records"] - r["portable"]["records_matched"]')"
+# --- the translation table: a profile recorded on the output, for the input ---
+progress "6.1: laid out by its proc profile, the output profiled in the boot lab"
+"$KBOLT" optimize "$cloud" --profile "$prof" -o "$tmp/c.opt" ||
+	fail "6.1: laid out by the proc profile"
+check_match "the output has a translation table, not loaded" \
+	'^ *\[ *[0-9]+\] \.kbolt\.bat +PROGBITS +0+ [0-9a-f]+ [0-9a-f]+ 00 +0 +0 +1$' \
+	"$(readelf -SW "$tmp/c.opt" | sed 's/^ *//')"
+check_eq "... the output's program headers (what is loaded) are the input's" \
+	"$(readelf -lW "$tmp/c.opt" | grep LOAD | sha256sum)" "$(readelf -lW "$cloud" | grep LOAD | sha256sum)"
+oprof=$("$top/scripts/cached-profile" "$tmp/c.opt" proc 2>/dev/null) ||
+	fail "the output's proc profile recorded (scripts/cached-profile)"
+if [ -n "$oprof" ]; then
+	"$KBOLT" profile translate "$tmp/c.opt" "$oprof" -o "$tmp/t.prof"
+	check_match "profile translate: the input's build-id" \
+		"^build-id $(readelf -n "$cloud" | sed -n 's/.*Build ID: *//p')\$" "$(cat "$tmp/t.prof")"
+	"$KBOLT" check-profile -j "$cloud" "$tmp/t.prof" >"$tmp/t.json"
+	d=$(json_get "$tmp/t.json" '"%d of %d" % (r["disagree"], r["records"])')
+	check_match "... it agrees with the input's code: $d records disagree (at most 0.1%)" \
+		'^[0-9]+ of [0-9]+$' "$d"
+	check "... ($d)" test $((1000 * ${d% of *})) -le "${d#* of }"
+	w=$(python3 - "$prof" "$tmp/t.prof" <<'EOF2'
+import sys
+def load(f):
+    d = {}
+    for l in open(f):
+        p = l.split()
+        if p and p[0] in 'BF' and len(p) >= 4:
+            k = (p[1], p[2], p[4] if p[0] == 'B' else 'ft')
+            d[k] = d.get(k, 0) + int(p[3])
+    return d
+a, b = load(sys.argv[1]), load(sys.argv[2])
+print('%.1f' % (100.0 * sum(v for k, v in a.items() if k in b) / sum(a.values())))
+EOF2
+)
+	check_match "... 95% of the weight of the input's own profile in records it has too: $w%" \
+		'^(9[5-9]|100)\.' "$w"
+	check "... made portable on the input" \
+		"$KBOLT" profile portable "$cloud" "$tmp/t.prof" -o "$tmp/t.port"
+fi
+rm -f "$tmp/c.opt"
 if [ -z "$generic" ] || [ ! -s "$generic" ]; then
 	skip "6.1 generic: the cloud profile matched" "no $generic (scripts/fetch-kernels 6.1-generic)"
 	done_testing
@@ -155,5 +198,12 @@ check_eq "... while the cloud kernel's address profile is refused: exit 1" 1 "$r
 check_match "... as a profile of another kernel" 'a profile of another kernel' "$out"
 check "6.1 generic laid out by the cloud kernel's portable profile: verified" \
 	"$KBOLT" optimize "$generic" --profile "$tmp/c.port" -o "$tmp/g.out"
+if [ -s "$tmp/t.port" ]; then
+	"$KBOLT" check-profile -j "$generic" "$tmp/t.port" >"$tmp/gt.json"
+	w2=$(json_get "$tmp/gt.json" '"%.2f" % (100.0 * r["portable"]["weight_matched"] / r["portable"]["weight"])')
+	echo "# the chain (output's profile, translated, portable) onto 6.1 generic: $w2% of the weight matched"
+	check_match "... the chain, profile of the output translated and made portable: 95% matched too" \
+		'^(9[5-9]|100)\.' "$w2"
+fi
 rm -f "$tmp/g.out"
 done_testing

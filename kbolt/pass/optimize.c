@@ -14,6 +14,8 @@
  *   layout_func     an order per function, planned by emit (needs the weights)
  *   orc_fit_budget  functions whose ORC would overflow the table keep their code
  *   rewrite_image   code, tables, relocations, ORC (needs the final set of moves)
+ *   bat_build       the translation table of the moves (needs emit's plans, so
+ *                   before the model is freed)
  *   output          a temporary file, verified against the input, then renamed
  *
  * verify_prepare() reads what the proof needs of the input in a second thread while
@@ -32,6 +34,7 @@
 
 #include "../../common/json.h"
 #include "../../common/util.h"
+#include "../lib/bat.h"
 #include "../lib/output.h"
 #include "../lib/parallel.h"
 #include "../model/opt.h"
@@ -409,6 +412,17 @@ static struct verifier *finish_preparation(struct preparation *p)
 	return p->v;
 }
 
+/* The translation table of the moves, encoded into *bytes (lib/bat.h), as out says */
+static void make_bat(const struct opt *opt, unsigned char **bytes, struct output_extra *out)
+{
+	struct bat bat;
+
+	bat_build(opt, &bat);
+	bat_encode(&bat, bytes, &out->size);
+	out->data = *bytes;
+	bat_free(&bat);
+}
+
 int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 		   const struct optimize_report *rep)
 {
@@ -421,6 +435,8 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	struct outfile of = { .fd = -1 };
 	struct stat st;
 	char *record = NULL;
+	unsigned char *bat_bytes = NULL;
+	struct output_extra bat_out = { 0 };
 	int err;
 
 	err = outfile_check_dir(out);
@@ -431,6 +447,8 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	if (!err)
 		err = run_pipeline(&opt);
 	gather_stats(&opt, &s);
+	if (!err)
+		make_bat(&opt, &bat_bytes, &bat_out);
 	opt_free_model(&opt);	/* the proof needs room: only the image is left */
 	malloc_trim(0);
 	if (!err) {
@@ -441,7 +459,8 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	if (!err)
 		err = outfile_create(&of, out, st.st_mode);
 	if (!err)
-		err = output_write(opt.img, &of, record, o->strip_debug);
+		err = output_write(opt.img, &of, record, &bat_out, o->strip_debug);
+	free(bat_bytes);
 	kmeta_close(opt.img);	/* verify opens the output afresh */
 	malloc_trim(0);
 	v = prep.in ? finish_preparation(&prep) : NULL;
