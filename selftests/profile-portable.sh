@@ -46,12 +46,13 @@ a() { addr "$tmp/h1" "$@"; }
   echo "B $(a callee_b.isra.0 0x39) $(a hash_b 5) 2 ret"
   echo "B $(a hash_reg 0x27) $(a hash_reg 0x30) 4 jcc"
   echo "F $(a hash_reg 0x30) $(a hash_reg 0x34) 4"
+  echo "B $(a hash_off 0x27) $(a hash_off 0x30) 2 jcc"
   echo "B $(a hash_reg 0x34) ffffffffc0000000 1 jmp"; } >"$tmp/h1.prof"
 
 out=$("$KBOLT" profile portable "$tmp/h1" "$tmp/h1.prof" -o "$tmp/h1.port" 2>&1)
 check_eq "profile portable: written, quietly" "" "$out"
-check_match "... 8 records, the one with an end outside any function left out" \
-	'^# 8 records, 1 left out' "$(cat "$tmp/h1.port")"
+check_match "... 9 records, the one with an end outside any function left out" \
+	'^# 9 records, 1 left out' "$(cat "$tmp/h1.port")"
 check_match "... functions by name, file ('-': global), hash, size and blocks" \
 	'function hash_a - [0-9a-f]{16} 58 4
 block 0 7 [0-9a-f]{16} [0-9a-f]{16}
@@ -68,8 +69,8 @@ figures() {	# figures JSON KEY...: the values of the portable report's keys
 	json_get "$keys" "' '.join(str(r['portable'][k]) for k in '$*'.split())"
 }
 "$KBOLT" check-profile -j "$tmp/h2" "$tmp/h1.port" >"$tmp/h2.json" 2>&1
-check_eq "matched onto the next build: 3 exact, 1 by block hash, 1 clone, none dropped" \
-	"3 1 1 0 7 7 0" "$(figures "$tmp/h2.json" exact by_hash clones dropped records \
+check_eq "matched onto the next build: 3 exact, 1 by block hash, 2 clones (an .isra renumbered, a .part made), none dropped" \
+	"3 1 2 0 8 8 0" "$(figures "$tmp/h2.json" exact by_hash clones dropped records \
 			   records_matched records_disagree)"
 check_eq "... hash_reg's changed block matched by its loose hash, the others the same" \
 	"3 1 0" "$(figures "$tmp/h2.json" blocks_exact blocks_loose blocks_dropped)"
@@ -83,12 +84,13 @@ b() { addr "$tmp/h2" "$@"; }
   echo "B $(b hash_a 0) $(b callee_a 0) 8 call"
   echo "B $(b callee_b.isra.1 0x39) $(b hash_b 5) 2 ret"
   echo "B $(b hash_reg 0x27) $(b hash_reg 0x30) 4 jcc"
-  echo "F $(b hash_reg 0x30) $(b hash_reg 0x34) 4"; } >"$tmp/h2.prof"
+  echo "F $(b hash_reg 0x30) $(b hash_reg 0x34) 4"
+  echo "B $(b hash_off.part.0 0x27) $(b hash_off.part.0 0x30) 2 jcc"; } >"$tmp/h2.prof"
 "$KBOLT" profile portable "$tmp/h2" "$tmp/h1.port" -o "$tmp/h2m.port" &&
 	"$KBOLT" profile portable "$tmp/h2" "$tmp/h2.prof" -o "$tmp/h2.port"
-check_eq "... its 7 records at the new addresses: as a profile recorded there" \
+check_eq "... its 8 records at the new addresses: as a profile recorded there" \
 	"$(grep '^[BF] ' "$tmp/h2.port" | wc -l) $(grep '^[BF] ' "$tmp/h2.port" | sha256sum)" \
-	"7 $(grep '^[BF] ' "$tmp/h2m.port" | sha256sum)"
+	"8 $(grep '^[BF] ' "$tmp/h2m.port" | sha256sum)"
 
 refused() {	# refused DESCRIPTION REGEX FILE: check-profile refuses FILE saying so
 	local out rc
@@ -108,10 +110,10 @@ sed 's/^B 0\.0\.6 0\.2\.0 5 jcc/B 0.0.6+x 0.2.0 5 jcc/' "$tmp/h1.port" >"$tmp/ba
 refused "a malformed place" 'line [0-9]+: malformed: B 0.0.6\+x' "$tmp/bad.port"
 sed 's/^\(function hash_a - \)[0-9a-f]*/\1nothex/' "$tmp/h1.port" >"$tmp/bad.port"
 refused "a malformed hash" 'line [0-9]+: malformed: function hash_a - nothex' "$tmp/bad.port"
-sed 's/ hash_reg / hash_gone /; s/ hash_a / hash_gone2 /; s/ hash_b / hash_gone3 /; s/ callee_a / callee_gone /; s/ callee_b.isra.0 / gone.isra.0 /' \
+sed 's/ hash_reg / hash_gone /; s/ hash_a / hash_gone2 /; s/ hash_b / hash_gone3 /; s/ callee_a / callee_gone /; s/ callee_b.isra.0 / gone.isra.0 /; s/ hash_off / gone4 /' \
 	"$tmp/h1.port" >"$tmp/none.port"
 refused "no function of the profile in the build" \
-	"error: kbolt: none of its 7 records matched $tmp/h2's functions" "$tmp/none.port"
+	"error: kbolt: none of its 8 records matched $tmp/h2's functions" "$tmp/none.port"
 out=$("$KBOLT" profile merge "$tmp/h1.port" -o "$tmp/m.prof" 2>&1); rc=$?
 check_eq "profile merge refuses a portable profile: exit 1" "1 no output" \
 	"$rc $([ -e "$tmp/m.prof" ] && echo output || echo no output)"

@@ -12,7 +12,9 @@
  *   3. else a clone of it (foo.isra.2 for foo.isra.1: the numbers of GCC's .isra,
  *      .constprop, .part clones shift between builds), the same hash first, else the
  *      one with the most blocks in common, its blocks as in 2;
- *   4. else the function is dropped, and every record with an end in it.
+ *   4. else another form of it (foo.part.0 for foo, foo for foo.isra.0: whether GCC
+ *      clones a function changes between builds too), chosen as in 3;
+ *   5. else the function is dropped, and every record with an end in it.
  *
  * Each function of the build is given to one function of the profile at most, the
  * exact matches first.  Candidates are hashed in parallel; the rest is sequential, in
@@ -81,11 +83,24 @@ static const char *base_name(const char *name, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * The root name: the name before its first '.' part, and ".cold" for a cold part
+ * (foo.part.0.cold -> foo.cold): every clone of foo, and foo, have the same
+ */
+static const char *root_name(const char *name, char *buf, size_t size)
+{
+	size_t n = strcspn(name, ".");
+
+	snprintf(buf, size, "%.*s%s", (int)n, name, strstr(name + n, ".cold") ? ".cold" : "");
+	return buf;
+}
+
+/* The index's key: the root name and the file */
 static uint64_t name_key(const char *name, const char *file)
 {
 	char buf[512];
 
-	base_name(name, buf, sizeof(buf));
+	root_name(name, buf, sizeof(buf));
 	/* with its NUL, which no name holds: the name ends there */
 	return func_hash_bytes(func_hash_bytes(FUNC_HASH_BASIS, buf, strlen(buf) + 1), file,
 			       strlen(file));
@@ -112,14 +127,22 @@ static void index_names(struct matcher *m)
 			offsetof(struct name_entry, key));
 }
 
-/* Is sym the function f, or a clone of it: the same base name and file? */
-static bool same_base(const struct kmeta_image *img, const struct kmeta_sym *sym,
+/* Is sym a form of the function f: the same root name and file? */
+static bool same_root(const struct kmeta_image *img, const struct kmeta_sym *sym,
 		      const struct portable_func *f)
 {
 	char a[512], b[512];
 
 	return !strcmp(sym_file(img, sym), f->file) &&
-	       !strcmp(base_name(sym->name, a, sizeof(a)), base_name(f->name, b, sizeof(b)));
+	       !strcmp(root_name(sym->name, a, sizeof(a)), root_name(f->name, b, sizeof(b)));
+}
+
+/* ... and a clone of it: the same base name too */
+static bool same_base(const struct kmeta_sym *sym, const struct portable_func *f)
+{
+	char a[512], b[512];
+
+	return !strcmp(base_name(sym->name, a, sizeof(a)), base_name(f->name, b, sizeof(b)));
 }
 
 static long cand_index(const struct matcher *m, struct kmeta_sym *sym)
@@ -130,7 +153,7 @@ static long cand_index(const struct matcher *m, struct kmeta_sym *sym)
 	return at - m->cands;
 }
 
-/* Each profile function's candidates: the build's functions of its base name and file */
+/* Each profile function's candidates: the build's functions of its root name and file */
 static void find_candidates(struct matcher *m)
 {
 	const struct portable *pp = m->pp;
@@ -148,7 +171,7 @@ static void find_candidates(struct matcher *m)
 			if (pass)
 				m->cand_first[i] = nr_list;
 			for (; k < m->nr_names && m->names[k].key == key; k++) {
-				if (!same_base(m->img, m->names[k].sym, f))
+				if (!same_root(m->img, m->names[k].sym, f))
 					continue;
 				if (!pass) {
 					GROW(all, cap, n + 1);
@@ -207,11 +230,22 @@ static size_t block_score(const struct portable_func *f, const struct hash_func 
 	return score;
 }
 
+/* How a candidate is related to the profile's function (all have its root name) */
+enum relation { SAME_NAME, SAME_BASE, SAME_ROOT };
+
+static enum relation relation(const struct kmeta_sym *sym, const struct portable_func *f)
+{
+	if (!strcmp(sym->name, f->name))
+		return SAME_NAME;
+	return same_base(sym, f) ? SAME_BASE : SAME_ROOT;
+}
+
 /*
- * The best untaken candidate of function i: named (the same name) or not, the one of
- * equal hash first, else the one with the best block score (above 0); -1 if none
+ * The best untaken candidate of function i so related: the one of equal hash first,
+ * else the one with the best block score (above 0); -1 if none
  */
-static long best_candidate(const struct matcher *m, size_t i, bool named, bool hash_only)
+static long best_candidate(const struct matcher *m, size_t i, enum relation rel,
+			   bool hash_only)
 {
 	const struct portable_func *f = &m->pp->funcs[i];
 	size_t best_score = 0;
@@ -220,8 +254,7 @@ static long best_candidate(const struct matcher *m, size_t i, bool named, bool h
 	for (size_t k = m->cand_first[i]; k < m->cand_first[i + 1]; k++) {
 		size_t c = m->cand_list[k], score;
 
-		if (m->taken[c] || !strcmp(m->cands[c]->name, f->name) != named ||
-		    !m->hfs[c].nr_blocks)
+		if (m->taken[c] || relation(m->cands[c], f) != rel || !m->hfs[c].nr_blocks)
 			continue;
 		if (m->hfs[c].hash == f->hash)
 			return c;
@@ -236,12 +269,12 @@ static long best_candidate(const struct matcher *m, size_t i, bool named, bool h
 	return best;
 }
 
-/* Functions to candidates: exact matches, then by hash, then clones */
+/* Functions to candidates: exact matches, then by hash, then clones, then other forms */
 static void assign(struct matcher *m)
 {
-	static const struct { bool named, hash_only; unsigned char kind; } passes[] = {
-		{ true, true, MATCH_EXACT }, { true, false, MATCH_HASH },
-		{ false, false, MATCH_CLONE },
+	static const struct { unsigned char rel; bool hash_only; unsigned char kind; } passes[] = {
+		{ SAME_NAME, true, MATCH_EXACT }, { SAME_NAME, false, MATCH_HASH },
+		{ SAME_BASE, false, MATCH_CLONE }, { SAME_ROOT, false, MATCH_CLONE },
 	};
 
 	for (size_t p = 0; p < ARRAY_SIZE(passes); p++) {
@@ -250,7 +283,7 @@ static void assign(struct matcher *m)
 
 			if (m->assigned[i] >= 0)
 				continue;
-			c = best_candidate(m, i, passes[p].named, passes[p].hash_only);
+			c = best_candidate(m, i, passes[p].rel, passes[p].hash_only);
 			if (c < 0)
 				continue;
 			m->assigned[i] = c;
