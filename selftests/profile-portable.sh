@@ -119,6 +119,11 @@ check_eq "profile merge refuses a portable profile: exit 1" "1 no output" \
 	"$rc $([ -e "$tmp/m.prof" ] && echo output || echo no output)"
 check_match "... saying what to do" 'a portable profile has no addresses until matched' "$out"
 
+out=$("$KBOLT" profile translate "$tmp/h1" "$tmp/h1.prof" -o "$tmp/t.prof" 2>&1); rc=$?
+check_eq "profile translate refuses a vmlinux kbolt did not write: exit 1, nothing written" \
+	"1 no output" "$rc $([ -e "$tmp/t.prof" ] && echo output || echo no output)"
+check_match "... saying so" "^$tmp/h1: error: kbolt: no .kbolt.bat section: not an output of kbolt optimize" "$out"
+
 # --- Debian's kernels ---
 cloud=$VMLINUX_61
 generic=$KBOLT_CACHE/$KERNEL_61_GENERIC_RELEASE/vmlinux
@@ -198,8 +203,11 @@ check_eq "... no matched record disagrees with the generic kernel's code" 0 \
 out=$("$KBOLT" check-profile "$generic" "$prof" 2>&1); rc=$?
 check_eq "... while the cloud kernel's address profile is refused: exit 1" 1 "$rc"
 check_match "... as a profile of another kernel" 'a profile of another kernel' "$out"
-check "6.1 generic laid out by the cloud kernel's portable profile: verified" \
-	"$KBOLT" optimize "$generic" --profile "$tmp/c.port" -o "$tmp/g.out"
+"$KBOLT" optimize "$generic" --profile "$tmp/c.port" -o "$tmp/g.out" --stats -j >"$tmp/gs.json"
+check_eq "6.1 generic laid out by the cloud kernel's portable profile: verified" 0 "$?"
+check_eq "... --stats -j reports the match as check-profile does" \
+	"$(figures "$tmp/g.json" exact by_hash clones dropped records_matched)" \
+	"$(figures "$tmp/gs.json" exact by_hash clones dropped records_matched)"
 if [ -s "$tmp/t.port" ]; then
 	"$KBOLT" check-profile -j "$generic" "$tmp/t.port" >"$tmp/gt.json"
 	w2=$(json_get "$tmp/gt.json" '"%.2f" % (100.0 * r["portable"]["weight_matched"] / r["portable"]["weight"])')
