@@ -156,7 +156,7 @@ int bat_decode(const unsigned char *p, size_t size, struct bat *t)
 	uint64_t nr;
 
 	memset(t, 0, sizeof(*t));
-	if (!magic || memcmp(magic, BAT_MAGIC, 4) || get_u32(ver) != BAT_VERSION)
+	if (!magic || !ver || memcmp(magic, BAT_MAGIC, 4) || get_u32(ver) != BAT_VERSION)
 		return -EINVAL;
 	idlen = get_u8(&r);
 	id = get_bytes(&r, idlen);
