@@ -6,8 +6,10 @@
  * validated in one place (each command says which it takes) and commands accept unique
  * prefixes, as in kmeta.  heatmap (report/heatmap.c) draws where the profile's code lies;
  * fix-sites (report/fix_sites.c) repairs the site lists of another tool's output;
- * profile merge (profile/merge.c) adds up profiles of one kernel; record (record/record.c)
- * profiles the running kernel with a BPF program.
+ * profile merge (profile/merge.c) adds up profiles of one kernel; profile portable
+ * (profile/portable.c) writes one for other builds of the same source; profile
+ * translate (profile/translate.c) one of kbolt's output for its input; record
+ * (record/record.c) profiles the running kernel with a BPF program.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,8 +26,10 @@
 #include "lib/outfile.h"
 #include "pass/optimize.h"
 #include "profile/check_profile.h"
+#include "profile/portable.h"
 #include "profile/profile.h"
 #include "profile/profile_match.h"
+#include "profile/translate.h"
 #include "record/record.h"
 #include "report/fix_sites.h"
 #include "report/heatmap.h"
@@ -61,6 +65,8 @@ static void usage(FILE *f)
 		"  heatmap VMLINUX PROFILE -o FILE draw where executed code lies (FILE.svg, FILE.png)\n"
 		"  fix-sites VMLINUX -o OUT        repair another tool's stale site lists\n"
 		"  profile merge PROFILE... -o OUT add up profiles of one kernel (-w: weights)\n"
+		"  profile portable VMLINUX PROFILE -o OUT  PROFILE for other builds of VMLINUX's source\n"
+		"  profile translate OPTIMIZED PROFILE -o OUT  PROFILE of kbolt's output, for its input\n"
 		"  record -o OUT                   profile the running kernel (root, BPF, perf)\n"
 		"\n"
 		"Options:\n"
@@ -120,6 +126,10 @@ static void print_stats(struct kbolt_opts *o, const struct prof *p, const struct
 	struct json j;
 
 	if (!o->json) {
+		if (p->portable) {
+			printf("%s: ", p->path);
+			portable_print_report(&p->portable->report, stdout);
+		}
 		printf("%s: %zu records (weight %" PRIu64 "): %zu agree with the code, %zu from "
 		       "sites patched at boot, %zu outside the image, %zu disagree (weight %" PRIu64
 		       ")\n", p->path, r->records, r->weight, r->agree, r->patched, r->outside,
@@ -145,6 +155,10 @@ static void print_stats(struct kbolt_opts *o, const struct prof *p, const struct
 	json_member_u64(&j, "outside", r->outside);
 	json_member_u64(&j, "disagree", r->disagree);
 	json_member_u64(&j, "sample_disagree", r->sample_disagree);
+	if (p->portable) {
+		json_key(&j, "portable");
+		portable_report_json(&p->portable->report, &j);
+	}
 	json_obj_close(&j);
 	json_end(&j);
 }
@@ -256,8 +270,13 @@ static int profile_merge(struct kbolt_opts *o)
 	struct prof **in = xcalloc(nr, sizeof(*in)), *m = NULL;
 	int err = -EINVAL;
 
-	for (size_t k = 0; k < nr && (k == 0 || in[k - 1]); k++)
+	for (size_t k = 0; k < nr && (k == 0 || in[k - 1]); k++) {
 		in[k] = prof_read(o->args[k + 1]);
+		if (in[k] && prof_need_addresses(in[k])) {
+			prof_free(in[k]);
+			in[k] = NULL;
+		}
+	}
 	if (in[nr - 1])
 		m = prof_merge(in, o->weights, nr);
 	if (m)
@@ -269,9 +288,46 @@ static int profile_merge(struct kbolt_opts *o)
 	return err ? 1 : 0;
 }
 
+/* A profile of VMLINUX (checked to be its own) written portable (profile/portable.c) */
+static int profile_portable(struct kbolt_opts *o)
+{
+	struct kmeta_image *img = kmeta_open(o->args[1]);
+	struct prof *p = img ? prof_read(o->args[2]) : NULL;
+	int err = !p || profile_match(img, p, false) || prof_aggregate(p) ||
+		  portable_write(img, p, o->output);
+
+	prof_free(p);
+	kmeta_close(img);
+	return err ? 1 : 0;
+}
+
+/* A profile of kbolt's output, in its input's addresses (profile/translate.c) */
+static int profile_translate(struct kbolt_opts *o)
+{
+	struct kmeta_image *img = kmeta_open(o->args[1]);
+	struct prof *p = img ? prof_read(o->args[2]) : NULL;
+	struct prof_translation res;
+	int err = !p || profile_match(img, p, false) || prof_translate(img, p, &res) ||
+		  outfile_write(o->output, write_kbolt, p);
+
+	prof_free(p);
+	kmeta_close(img);
+	return err ? 1 : 0;
+}
+
 /* kbolt profile SUBCOMMAND: what is done to profiles as files */
 static int cmd_profile(struct kbolt_opts *o)
 {
+	if (!strcmp(o->args[0], "portable") || !strcmp(o->args[0], "translate")) {
+		bool portable = !strcmp(o->args[0], "portable");
+
+		if (o->nr_args != 3 || o->nr_weights) {
+			pr_err(NULL, "usage: kbolt profile %s", portable ?
+			       "portable VMLINUX PROFILE -o OUT" : "translate OPTIMIZED PROFILE -o OUT");
+			return 2;
+		}
+		return portable ? profile_portable(o) : profile_translate(o);
+	}
 	if (!strcmp(o->args[0], "merge")) {
 		if (o->nr_weights && o->nr_weights != (size_t)o->nr_args - 1) {
 			pr_err(NULL, "profile merge: give -w once for every profile (%d), or not "
@@ -280,7 +336,7 @@ static int cmd_profile(struct kbolt_opts *o)
 		}
 		return profile_merge(o);
 	}
-	pr_err(NULL, "profile: unknown subcommand '%s' (merge)", o->args[0]);
+	pr_err(NULL, "profile: unknown subcommand '%s' (merge, portable, translate)", o->args[0]);
 	return 2;
 }
 
@@ -455,6 +511,9 @@ static const struct {
 	  "-o FILE.svg|FILE.png", true, TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZED },
 	{ "fix-sites", cmd_fix_sites, 1, "fix-sites VMLINUX -o OUT|--in-place", true,
 	  TAKES_OUTPUT | TAKES_IN_PLACE },
+	{ "profile", cmd_profile, AT_LEAST(2), "profile merge [-w N]... PROFILE... -o OUT | "
+	  "profile portable VMLINUX PROFILE -o OUT | profile translate OPTIMIZED PROFILE -o OUT",
+	  true, TAKES_OUTPUT | TAKES_WEIGHT },
 	{ "profile", cmd_profile, AT_LEAST(2), "profile merge [-w N]... PROFILE... -o OUT", true,
 	  TAKES_OUTPUT | TAKES_WEIGHT },
 	/* -o checked by cmd_record: --check takes none */

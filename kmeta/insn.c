@@ -393,18 +393,35 @@ int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn 
 	return err;
 }
 
-int kmeta_insn_decode_range(struct kmeta_image *img, uint64_t start, uint64_t end,
-			    struct kmeta_insn **insns, size_t *nr, uint64_t *bad_addr)
+/* Where capstone found ci's fields (zero for an instruction it does not know) */
+static void fill_fields(const cs_insn *ci, struct kmeta_insn_fields *f)
+{
+	const cs_x86 *x = &ci->detail->x86;
+
+	f->id = ci->id;
+	f->disp_off = x->encoding.disp_offset;
+	f->disp_size = x->encoding.disp_size;
+	f->imm_off = x->encoding.imm_offset;
+	f->imm_size = x->encoding.imm_size;
+	f->gs = x->prefix[1] == X86_PREFIX_GS;
+}
+
+/* kmeta_insn_decode_range(), and with fields the fields of each instruction */
+static int decode_range(struct kmeta_image *img, uint64_t start, uint64_t end,
+			struct kmeta_insn **insns, struct kmeta_insn_fields **fields, size_t *nr,
+			uint64_t *bad_addr)
 {
 	const unsigned char *code = kmeta_bytes_at(img, start, end - start);
 	uint64_t addr = start;
-	size_t cap = 0, size = end - start;
+	size_t cap = 0, fcap = 0, size = end - start;
 	cs_insn *ci;
 	csh cs;
 
 	*insns = NULL;
 	*nr = 0;
 	*bad_addr = 0;
+	if (fields)
+		*fields = NULL;
 	if (!code)
 		return -EINVAL;
 	cs = detail_handle();
@@ -416,20 +433,40 @@ int kmeta_insn_decode_range(struct kmeta_image *img, uint64_t start, uint64_t en
 		const unsigned char *q = p;
 		size_t left = end - addr;
 		uint64_t a = addr;
+		bool known;
 
 		size = left < 16 ? left : 16;
 		GROW(*insns, cap, *nr + 1);
-		if ((cs_disasm_iter(cs, &q, &size, &a, ci) ?
-		     fill_insn(ci, p, left, addr, &(*insns)[*nr]) :
-		     fill_unknown(p, left, addr, &(*insns)[*nr])) ||
+		known = cs_disasm_iter(cs, &q, &size, &a, ci);
+		if ((known ? fill_insn(ci, p, left, addr, &(*insns)[*nr]) :
+			     fill_unknown(p, left, addr, &(*insns)[*nr])) ||
 		    (*insns)[*nr].len > left) {
 			*bad_addr = addr;
 			break;
+		}
+		if (fields) {
+			GROW(*fields, fcap, *nr + 1);
+			memset(&(*fields)[*nr], 0, sizeof(**fields));
+			if (known && (*insns)[*nr].len == ci->size)
+				fill_fields(ci, &(*fields)[*nr]);
 		}
 		addr += (*insns)[(*nr)++].len;
 	}
 	cs_free(ci, 1);
 	return 0;
+}
+
+int kmeta_insn_decode_range(struct kmeta_image *img, uint64_t start, uint64_t end,
+			    struct kmeta_insn **insns, size_t *nr, uint64_t *bad_addr)
+{
+	return decode_range(img, start, end, insns, NULL, nr, bad_addr);
+}
+
+int kmeta_insn_decode_range_fields(struct kmeta_image *img, uint64_t start, uint64_t end,
+				   struct kmeta_insn **insns, struct kmeta_insn_fields **fields,
+				   size_t *nr, uint64_t *bad_addr)
+{
+	return decode_range(img, start, end, insns, fields, nr, bad_addr);
 }
 
 int kmeta_jcc_cond(const unsigned char *p, unsigned int len)

@@ -268,6 +268,22 @@ int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn 
 int kmeta_insn_decode_range(struct kmeta_image *img, uint64_t start, uint64_t end,
 			    struct kmeta_insn **insns, size_t *nr, uint64_t *bad_addr);
 /*
+ * Where the operand fields of an instruction lie, as capstone found them (all 0 for
+ * one it does not know): the displacement of its memory operand and its immediate
+ * (offset and size in bytes; size 0: none), a %gs override (the displacement is then
+ * a per-CPU offset), and capstone's instruction id (the mnemonic, the same for every
+ * encoding of it).  For hashes of code that leave its addresses out.
+ */
+struct kmeta_insn_fields {
+	unsigned int id;
+	unsigned char disp_off, disp_size, imm_off, imm_size;
+	bool gs;
+};
+/* kmeta_insn_decode_range(), with each instruction's fields in a parallel array */
+int kmeta_insn_decode_range_fields(struct kmeta_image *img, uint64_t start, uint64_t end,
+				   struct kmeta_insn **insns, struct kmeta_insn_fields **fields,
+				   size_t *nr, uint64_t *bad_addr);
+/*
  * Threads: kmeta_insn_decode(), kmeta_insn_decode_range(), kmeta_reloc_at(),
  * kmeta_bytes_at() and the lookups of symbols and sections by address may run in
  * several threads at once on an image that none of them changes (not so

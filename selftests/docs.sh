@@ -766,15 +766,19 @@ def check_option_matrix(rst_file, tool, binary, table):
                    name), said)
     takes = {c: set(o for e in entries if c in e['cmds'] for o in e['opts']) for c in commands}
     for c in commands:	# the synopses show what the command takes, and only that
+        shown_opts, lines = set(), []	# a command with subcommands has a line each
         for where, line, opts in synopses(rst_file, tool, c):
             for o in opts:
                 out(o in takes[c], '%s %s shows %s for %s, which takes it' % (name, where, o, c),
                     line)
             if where == 'SYNOPSIS':
-                for e in entries:
-                    if not e['all'] and c in e['cmds']:
-                        out(any(o in opts for o in e['opts']), '%s SYNOPSIS of %s shows %s, '
-                            'which OPTIONS says it takes' % (name, c, e['term']), line)
+                shown_opts.update(opts)
+                lines.append(line)
+        if lines:
+            for e in entries:
+                if not e['all'] and c in e['cmds']:
+                    out(any(o in shown_opts for o in e['opts']), '%s SYNOPSIS of %s shows %s, '
+                        'which OPTIONS says it takes' % (name, c, e['term']), '\n'.join(lines))
         base = bases.get(c)	# wrong number of arguments: the usage message
         if base is None:
             continue

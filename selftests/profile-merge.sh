@@ -82,7 +82,7 @@ refused "-w 0" 2 "^kbolt: error: -w takes a whole number from 1, not '0'$" \
 	-w 0 "$tmp/a.prof" -o "$tmp/out.prof"
 out=$("$KBOLT" profile frob "$tmp/a.prof" -o "$tmp/out.prof" 2>&1); rc=$?
 check_eq "an unknown subcommand: exit 2" 2 "$rc"
-check_match "... named" "^kbolt: error: profile: unknown subcommand 'frob' \\(merge\\)$" "$out"
+check_match "... named" "^kbolt: error: profile: unknown subcommand 'frob' \\(merge, portable, translate\\)$" "$out"
 cp "$tmp/a.prof" "$tmp/keep.prof"
 out=$(merge "$tmp/a.prof" "$tmp/b.prof" -o "$tmp/a.prof" 2>&1); rc=$?
 check_eq "an output that is an input: exit 2, the input intact" "2 same" \

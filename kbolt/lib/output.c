@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../../common/util.h"
+#include "bat.h"
 #include "output.h"
 
 #define NT_GNU_BUILD_ID 3
@@ -301,17 +302,22 @@ static void put_shdr(unsigned char *p, const Elf64_Shdr *sh)
 	memcpy(p, sh, sizeof(*sh));	/* x86-64 only: host and file are little-endian */
 }
 
-/* The file's tail: note, section names, section headers (all after the old contents) */
+/*
+ * The file's tail: note, translation table (if any), section names, section headers
+ * (all after the old contents)
+ */
 static int write_tail(struct kmeta_image *img, int fd, const char *record,
-		      const struct out_layout *l)
+		      const struct output_extra *bat, const struct out_layout *l)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->map;
-	uint64_t off = l->end, note_off, names_off, shoff;
+	uint64_t off = l->end, note_off, bat_off, names_off, shoff;
 	size_t namesz = strlen("kbolt") + 1, descsz = strlen(record) + 1;
 	size_t note_size = 12 + ((namesz + 3) & ~3U) + ((descsz + 3) & ~3U);
 	const Elf64_Shdr *old_sh = (const Elf64_Shdr *)(img->map + eh->e_shoff);
 	const Elf64_Shdr *str_sh = &old_sh[eh->e_shstrndx];
-	size_t names_size = str_sh->sh_size + strlen(".note.kbolt") + 1;
+	size_t bat_size = bat ? bat->size : 0, nr_new = bat ? 2 : 1;
+	size_t names_size = str_sh->sh_size + strlen(".note.kbolt") + 1 +
+			    (bat ? strlen(BAT_SEC_NAME) + 1 : 0);
 	size_t tail_size, nr = eh->e_shnum;
 	unsigned char *tail;
 	Elf64_Shdr sh;
@@ -319,9 +325,10 @@ static int write_tail(struct kmeta_image *img, int fd, const char *record,
 	int err;
 
 	note_off = (off + 7) & ~7ULL;
-	names_off = note_off + note_size;
+	bat_off = note_off + note_size;
+	names_off = bat_off + bat_size;
 	shoff = (names_off + names_size + 7) & ~7ULL;
-	tail_size = shoff + (nr + 1) * sizeof(Elf64_Shdr) - off;
+	tail_size = shoff + (nr + nr_new) * sizeof(Elf64_Shdr) - off;
 	tail = xcalloc(1, tail_size);
 	put_u32(tail + note_off - off, namesz);
 	put_u32(tail + note_off - off + 4, descsz);
@@ -330,6 +337,11 @@ static int write_tail(struct kmeta_image *img, int fd, const char *record,
 	memcpy(tail + note_off - off + 12 + ((namesz + 3) & ~3U), record, descsz);
 	memcpy(tail + names_off - off, img->map + str_sh->sh_offset, str_sh->sh_size);
 	memcpy(tail + names_off - off + str_sh->sh_size, ".note.kbolt", strlen(".note.kbolt") + 1);
+	if (bat) {
+		memcpy(tail + bat_off - off, bat->data, bat_size);
+		memcpy(tail + names_off - off + str_sh->sh_size + strlen(".note.kbolt") + 1,
+		       BAT_SEC_NAME, strlen(BAT_SEC_NAME) + 1);
+	}
 	for (size_t i = 0; i < nr; i++) {
 		sh = old_sh[i];
 		sh.sh_offset = l->off[i];
@@ -343,8 +355,14 @@ static int write_tail(struct kmeta_image *img, int fd, const char *record,
 	sh = (Elf64_Shdr){ .sh_name = str_sh->sh_size, .sh_type = SHT_NOTE,
 			   .sh_offset = note_off, .sh_size = note_size, .sh_addralign = 4 };
 	put_shdr(tail + shoff - off + nr * sizeof(sh), &sh);
+	if (bat) {	/* not loaded (no SHF_ALLOC): no byte the kernel sees changes */
+		sh = (Elf64_Shdr){ .sh_name = str_sh->sh_size + strlen(".note.kbolt") + 1,
+				   .sh_type = SHT_PROGBITS, .sh_offset = bat_off,
+				   .sh_size = bat_size, .sh_addralign = 1 };
+		put_shdr(tail + shoff - off + (nr + 1) * sizeof(sh), &sh);
+	}
 	neh.e_shoff = shoff;
-	neh.e_shnum = nr + 1;
+	neh.e_shnum = nr + nr_new;
 	err = copy_input(img, fd, l->copy_end);
 	if (!err)
 		err = write_sections(img, fd, l);
@@ -366,7 +384,7 @@ static bool can_extend(struct kmeta_image *img)
 }
 
 int output_write(struct kmeta_image *img, struct outfile *of, const char *record,
-		 bool strip_debug)
+		 const struct output_extra *bat, bool strip_debug)
 {
 	struct out_layout l = { 0 };
 	int err;
@@ -378,7 +396,7 @@ int output_write(struct kmeta_image *img, struct outfile *of, const char *record
 	set_build_id(img, record);
 	err = plan_layout(img, strip_debug, &l);
 	if (!err)
-		err = write_tail(img, of->fd, record, &l);
+		err = write_tail(img, of->fd, record, bat, &l);
 	free(l.off);
 	free(l.size);
 	if (err)

@@ -17,12 +17,19 @@
 
 uint64_t digest_update(uint64_t h, const void *buf, size_t size);
 int digest_file(const char *path, uint64_t *out);
+/* A section of bytes to append, not loaded */
+struct output_extra {
+	const void *data;
+	size_t size;
+};
+
 /*
  * Write img's (modified) contents into of's temporary file (outfile.h), with a
- * build-id derived from record and record itself in a .note.kbolt section, without
- * the DWARF if strip_debug.  0 or a negative errno, after reporting.
+ * build-id derived from record and record itself in a .note.kbolt section, the
+ * translation table bat (NULL: none) in a .kbolt.bat section (bat.h), without the
+ * DWARF if strip_debug.  0 or a negative errno, after reporting.
  */
 int output_write(struct kmeta_image *img, struct outfile *of, const char *record,
-		 bool strip_debug);
+		 const struct output_extra *bat, bool strip_debug);
 
 #endif

@@ -14,6 +14,8 @@
  *   layout_func     an order per function, planned by emit (needs the weights)
  *   orc_fit_budget  functions whose ORC would overflow the table keep their code
  *   rewrite_image   code, tables, relocations, ORC (needs the final set of moves)
+ *   bat_build       the translation table of the moves (needs emit's plans, so
+ *                   before the model is freed)
  *   output          a temporary file, verified against the input, then renamed
  *
  * verify_prepare() reads what the proof needs of the input in a second thread while
@@ -32,9 +34,11 @@
 
 #include "../../common/json.h"
 #include "../../common/util.h"
+#include "../lib/bat.h"
 #include "../lib/output.h"
 #include "../lib/parallel.h"
 #include "../model/opt.h"
+#include "../profile/portable.h"
 #include "../profile/profile_match.h"
 #include "../report/dyno.h"
 #include "../verify/verify.h"
@@ -53,6 +57,8 @@ struct opt_stats {
 	size_t orc_entries;
 	bool no_relocs;
 	struct dyno_stats dyno;	/* with a profile */
+	bool portable;		/* a portable profile, matched so: */
+	struct portable_report match;
 };
 
 static int open_inputs(struct opt *opt, const char *in)
@@ -153,6 +159,10 @@ static void gather_stats(struct opt *opt, struct opt_stats *s)
 	memset(s, 0, sizeof(*s));
 	s->total_weight = opt->total_weight;
 	s->no_relocs = opt->no_relocs;
+	if (opt->prof && opt->prof->portable) {
+		s->portable = true;
+		s->match = opt->prof->portable->report;
+	}
 	for (size_t i = 0; i < opt->nr_funcs; i++) {
 		const struct func *f = &opt->funcs[i];
 		bool multi = nr_body_bbs(f) >= 2;
@@ -192,6 +202,8 @@ static double pct(uint64_t part, uint64_t whole)
 
 static void print_stats_text(const struct opt_stats *s, bool have_profile)
 {
+	if (s->portable)
+		portable_print_report(&s->match, stdout);
 	printf("functions: %zu, %zu with two or more blocks, of which %zu (%.1f%%) proven safe "
 	       "to rewrite\n", s->funcs, s->multi_block, s->multi_safe,
 	       pct(s->multi_safe, s->multi_block));
@@ -259,6 +271,10 @@ static void print_stats_json(const struct opt_stats *s, bool pretty)
 	json_init(&j, stdout, pretty);
 	json_obj_open(&j);
 	print_figures(&j, functions, ARRAY_SIZE(functions));
+	if (s->portable) {
+		json_key(&j, "portable");
+		portable_report_json(&s->match, &j);
+	}
 	json_key(&j, "skipped");
 	json_obj_open(&j);
 	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++) {
@@ -396,6 +412,17 @@ static struct verifier *finish_preparation(struct preparation *p)
 	return p->v;
 }
 
+/* The translation table of the moves, encoded into *bytes (lib/bat.h), as out says */
+static void make_bat(const struct opt *opt, unsigned char **bytes, struct output_extra *out)
+{
+	struct bat bat;
+
+	bat_build(opt, &bat);
+	bat_encode(&bat, bytes, &out->size);
+	out->data = *bytes;
+	bat_free(&bat);
+}
+
 int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 		   const struct optimize_report *rep)
 {
@@ -408,6 +435,8 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	struct outfile of = { .fd = -1 };
 	struct stat st;
 	char *record = NULL;
+	unsigned char *bat_bytes = NULL;
+	struct output_extra bat_out = { 0 };
 	int err;
 
 	err = outfile_check_dir(out);
@@ -418,6 +447,8 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	if (!err)
 		err = run_pipeline(&opt);
 	gather_stats(&opt, &s);
+	if (!err)
+		make_bat(&opt, &bat_bytes, &bat_out);
 	opt_free_model(&opt);	/* the proof needs room: only the image is left */
 	malloc_trim(0);
 	if (!err) {
@@ -428,7 +459,8 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	if (!err)
 		err = outfile_create(&of, out, st.st_mode);
 	if (!err)
-		err = output_write(opt.img, &of, record, o->strip_debug);
+		err = output_write(opt.img, &of, record, &bat_out, o->strip_debug);
+	free(bat_bytes);
 	kmeta_close(opt.img);	/* verify opens the output afresh */
 	malloc_trim(0);
 	v = prep.in ? finish_preparation(&prep) : NULL;

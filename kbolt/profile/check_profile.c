@@ -157,6 +157,25 @@ static int range_mismatch(struct kmeta_image *img, const struct prof_edge *e,
 	return 0;
 }
 
+int profile_edge_disagrees(struct kmeta_image *img, const struct prof_edge *e,
+			   const struct kmeta_range *patched, size_t nr_patched, const char **why)
+{
+	struct kmeta_insn in;
+
+	*why = NULL;
+	if (profile_is_patched(patched, nr_patched, e->from))
+		return 1;
+	if (e->kind == PK_SAMPLE)
+		*why = sample_mismatch(img, e);
+	else if (kmeta_insn_decode(img, e->from, &in))
+		*why = "not an instruction";
+	else if (is_range(e, &in))
+		return range_mismatch(img, e, in, patched, nr_patched, why);
+	else
+		*why = edge_mismatch(e, &in);
+	return 0;
+}
+
 int profile_check(struct kmeta_image *img, const struct prof *p, struct profile_check *res,
 		  void (*report)(struct kmeta_image *img, const struct prof_edge *e,
 				 const char *why, void *arg), void *arg)
@@ -169,7 +188,6 @@ int profile_check(struct kmeta_image *img, const struct prof *p, struct profile_
 		return -EINVAL;
 	for (size_t i = 0; i < p->nr_edges; i++) {
 		const struct prof_edge *e = &p->edges[i];
-		struct kmeta_insn in;
 		const char *why;
 
 		res->records++;
@@ -181,21 +199,9 @@ int profile_check(struct kmeta_image *img, const struct prof *p, struct profile_
 			res->outside++;
 			continue;
 		}
-		if (profile_is_patched(patched, nr_patched, e->from)) {
+		if (profile_edge_disagrees(img, e, patched, nr_patched, &why)) {
 			res->patched++;
 			continue;
-		}
-		if (e->kind == PK_SAMPLE) {
-			why = sample_mismatch(img, e);
-		} else if (kmeta_insn_decode(img, e->from, &in)) {
-			why = "not an instruction";
-		} else if (is_range(e, &in)) {
-			if (range_mismatch(img, e, in, patched, nr_patched, &why)) {
-				res->patched++;
-				continue;
-			}
-		} else {
-			why = edge_mismatch(e, &in);
 		}
 		if (!why) {
 			res->agree++;

@@ -8,10 +8,12 @@
 #include <string.h>
 
 #include "../../common/util.h"
+#include "portable.h"
 #include "profile.h"
 
 static const struct prof_format *const formats[] = {
 	&prof_format_kbolt,
+	&prof_format_portable,
 	&prof_format_bolt,	/* after kbolt's: a kbolt profile starts with its header */
 	&prof_format_fdata,
 	&prof_format_perf,	/* last: its samples have no marker of their own */
@@ -129,11 +131,18 @@ int prof_parse_number(const char *s, unsigned int base, uint64_t max, uint64_t *
 
 int prof_need_addresses(const struct prof *p)
 {
-	if (!prof_is_symbolic(p))
-		return 0;
-	pr_err(p->path, "its records name functions (BOLT's fdata), not addresses: only the "
-	       "commands that read the vmlinux (check-profile, optimize, heatmap) use it");
-	return -EINVAL;
+	if (prof_is_symbolic(p)) {
+		pr_err(p->path, "its records name functions (BOLT's fdata), not addresses: only "
+		       "the commands that read the vmlinux (check-profile, optimize, heatmap) use it");
+		return -EINVAL;
+	}
+	if (p->portable && !p->portable->matched) {
+		pr_err(p->path, "a portable profile has no addresses until matched onto a vmlinux: "
+		       "give it to optimize or check-profile, or use the address profile it was "
+		       "made from");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 struct prof *prof_read(const char *path)
@@ -168,10 +177,12 @@ struct prof *prof_read(const char *path)
 	return NULL;
 }
 
+
 void prof_free(struct prof *p)
 {
 	if (!p)
 		return;
+	portable_free(p->portable);
 	free(p->edges);
 	free(p->symlocs);
 	for (size_t i = 0; i < p->nr_names; i++)

@@ -66,6 +66,11 @@ struct prof {
 	uint64_t text_runtime;
 	/* branches with an end outside the kernel and samples outside it, left out */
 	uint64_t nr_dropped;
+	/*
+	 * A portable profile (portable.h): its records, by function and block, until
+	 * profile_match() finds them in a build and makes them the edges
+	 */
+	struct portable *portable;
 	struct prof_edge *edges;
 	size_t nr_edges, cap;
 	/* a symbolic profile: symlocs parallel to edges, the names they use */
@@ -86,7 +91,7 @@ struct prof_format {
 };
 
 extern const struct prof_format prof_format_kbolt, prof_format_bolt, prof_format_perf,
-	prof_format_fdata;
+	prof_format_fdata, prof_format_portable;
 
 const char *prof_kind_name(unsigned int kind);
 /* Is the record a transfer of control (not a sample)? */
@@ -127,7 +132,10 @@ static inline bool prof_is_symbolic(const struct prof *p)
 {
 	return p->symlocs != NULL;
 }
-/* 0 if p's records are addresses, else -EINVAL after saying that p needs the image */
+/*
+ * 0 if p's records are addresses, else -EINVAL after saying that p needs the image
+ * (records that name functions) or a build to be matched onto (a portable profile)
+ */
 int prof_need_addresses(const struct prof *p);
 /* Read path in whichever known format it is; NULL after reporting. */
 struct prof *prof_read(const char *path);

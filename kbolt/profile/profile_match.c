@@ -16,6 +16,7 @@
 
 #include "../../common/util.h"
 #include "check_profile.h"
+#include "portable.h"
 #include "profile_match.h"
 
 /* Without a build-id on either side, the release must match */
@@ -154,6 +155,9 @@ int profile_match(struct kmeta_image *img, struct prof *p, bool force)
 {
 	if (prof_is_symbolic(p) && profile_resolve_symbols(img, p, force))
 		return -EINVAL;
+	/* of another build by design: found in this one by names and hashes, once */
+	if (p->portable)
+		return p->portable->matched ? 0 : portable_match(img, p);
 	if (take_out_slide(img, p))
 		return -EINVAL;
 	if (!p->nr_edges) {

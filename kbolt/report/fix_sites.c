@@ -231,7 +231,7 @@ int kbolt_fix_sites(const char *in, const char *out)
 	if (!err) {
 		record = xasprintf("kbolt %s; fix-sites of %016" PRIx64, KBOLT_VERSION_STRING,
 				   digest);
-		err = outfile_finish(&of, output_write(img, &of, record, false));
+		err = outfile_finish(&of, output_write(img, &of, record, NULL, false));
 		free(record);
 	}
 	kmeta_close(img);
