@@ -35,6 +35,7 @@ struct kbolt_opts {
 	const char *output;	/* -o, or the input with --in-place */
 	bool in_place;		/* --in-place: the output replaces the input */
 	bool stats, layout_set, seed_set;
+	bool debug_info;	/* verify --debug-info */
 	struct opt_options opt;
 	const char *optimized;	/* heatmap --optimized */
 	uint64_t *weights;	/* -w, in the order given */
@@ -78,6 +79,10 @@ static void usage(FILE *f)
 		"      --stats            optimize: print what was rewritten, and why not, and\n"
 		"                         with --profile the executed branches before and after\n"
 		"      --strip-debug      optimize: leave the DWARF (.debug_*) out of OUT\n"
+		"      --update-debug     optimize: rewrite the line table (.debug_line) of moved\n"
+		"                         code, and prove it (experimental: see kbolt(1))\n"
+		"      --debug-info       verify: prove the line rows and scopes of every moved\n"
+		"                         instruction unchanged too\n"
 		"      --optimized OUT    heatmap: a second panel, the same code in kbolt's OUT\n"
 		"  -h, --help     this help\n"
 		"  -V, --version  print the version\n"
@@ -247,7 +252,8 @@ static int cmd_fix_sites(struct kbolt_opts *o)
 
 static int cmd_verify(struct kbolt_opts *o)
 {
-	return kbolt_verify(o->args[0], o->args[1], &(struct verify_report){ .quiet = false });
+	return kbolt_verify(o->args[0], o->args[1],
+			    &(struct verify_report){ .debug_info = o->debug_info });
 }
 
 /* The library's allocations never fail back: kbolt ends here, its output not begun */
@@ -345,7 +351,7 @@ static void add_glob(const char ***v, size_t *nr, const char *glob)
 }
 
 enum { OPT_PROFILE = 256, OPT_LAYOUT, OPT_SEED, OPT_FUNCS, OPT_SKIP_FUNCS, OPT_STATS,
-       OPT_STRIP_DEBUG, OPT_OPTIMIZED, OPT_IN_PLACE };
+       OPT_STRIP_DEBUG, OPT_UPDATE_DEBUG, OPT_OPTIMIZED, OPT_IN_PLACE, OPT_DEBUG_INFO };
 
 /* Which options a command takes: a bit per option */
 enum {
@@ -354,7 +360,8 @@ enum {
 	TAKES_OPTIMIZED = 1 << 4,	/* --optimized */
 	TAKES_IN_PLACE = 1 << 5,	/* --in-place */
 	TAKES_WEIGHT = 1 << 6,		/* -w */
-	TAKES_LAST = TAKES_WEIGHT
+	TAKES_DEBUG_INFO = 1 << 7,	/* --debug-info */
+	TAKES_LAST = TAKES_DEBUG_INFO
 };
 
 #define AT_LEAST(n) (-(n))	/* nr_args: n or more */
@@ -375,7 +382,7 @@ static const struct {
 	  "[--layout profile|greedy|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] "
 	  "[--strip-debug] [--stats] [-j]", true,
 	  TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZE | TAKES_IN_PLACE },
-	{ "verify", cmd_verify, 2, "verify ORIG NEW", false, 0 },
+	{ "verify", cmd_verify, 2, "verify [--debug-info] ORIG NEW", false, TAKES_DEBUG_INFO },
 	{ "heatmap", cmd_heatmap, 2, "heatmap [-j|-p] [-f] VMLINUX PROFILE [--optimized OUT] "
 	  "-o FILE.svg|FILE.png", true, TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZED },
 	{ "fix-sites", cmd_fix_sites, 1, "fix-sites VMLINUX -o OUT|--in-place", true,
@@ -394,8 +401,9 @@ static const char *option_name(unsigned int bit)
 	case TAKES_OPTIMIZED:	return "--optimized";
 	case TAKES_IN_PLACE:	return "--in-place";
 	case TAKES_WEIGHT:	return "-w/--weight";
-	default:		return "--profile, --layout, --seed, --funcs, --skip-funcs, --strip-debug "
-				       "or --stats";
+	case TAKES_DEBUG_INFO:	return "--debug-info";
+	default:		return "--profile, --layout, --seed, --funcs, --skip-funcs, --stats, "
+				       "--strip-debug or --update-debug";
 	}
 }
 
@@ -414,6 +422,8 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 		{ "skip-funcs", required_argument, NULL, OPT_SKIP_FUNCS },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "strip-debug", no_argument, NULL, OPT_STRIP_DEBUG },
+		{ "update-debug", no_argument, NULL, OPT_UPDATE_DEBUG },
+		{ "debug-info", no_argument, NULL, OPT_DEBUG_INFO },
 		{ "optimized", required_argument, NULL, OPT_OPTIMIZED },
 		{ "in-place", no_argument, NULL, OPT_IN_PLACE },
 		{ "weight", required_argument, NULL, 'w' },
@@ -427,7 +437,7 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 
 	opterr = 0;	/* our own messages, in the tool's format */
 	while ((c = getopt_long(argc, argv, ":jpfo:w:hV", longopts, NULL)) != -1) {
-		if (c >= OPT_PROFILE && c <= OPT_STRIP_DEBUG)
+		if (c >= OPT_PROFILE && c <= OPT_UPDATE_DEBUG)
 			given |= TAKES_OPTIMIZE;
 		switch (c) {
 		case 'p': o->pretty = true; /* fall through */
@@ -441,6 +451,8 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 			break;
 		case OPT_STATS: o->stats = true; break;
 		case OPT_STRIP_DEBUG: o->opt.strip_debug = true; break;
+		case OPT_UPDATE_DEBUG: o->opt.update_debug = true; break;
+		case OPT_DEBUG_INFO: o->debug_info = true; given |= TAKES_DEBUG_INFO; break;
 		case OPT_OPTIMIZED: o->optimized = optarg; given |= TAKES_OPTIMIZED; break;
 		case OPT_IN_PLACE: o->in_place = true; given |= TAKES_IN_PLACE; break;
 		case 'w':
@@ -489,6 +501,11 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 	o->args = argv + optind + 1;
 	o->nr_args = argc - optind - 1;
 	msg_json = o->json;
+	if (o->opt.update_debug && o->opt.strip_debug) {
+		pr_err(NULL, "--update-debug rewrites the DWARF that --strip-debug leaves out: "
+		       "give one of them");
+		return 2;
+	}
 	if (o->in_place && o->output) {
 		pr_err(NULL, "--in-place writes over the input: give it or -o OUT, not both");
 		return 2;

@@ -16,6 +16,8 @@ struct verify_report {
 	 */
 	void (*verified)(struct verifier *v, void *arg);
 	void *arg;
+	/* also prove the DWARF line rows and scopes of moved instructions (dwarf.c) */
+	bool debug_info;
 };
 
 /*
