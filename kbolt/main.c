@@ -35,7 +35,7 @@ struct kbolt_opts {
 	const char *output;	/* -o, or the input with --in-place */
 	bool in_place;		/* --in-place: the output replaces the input */
 	bool stats, layout_set, seed_set;
-	bool debug_info;	/* verify --debug-info */
+	unsigned int debug_info;	/* verify --debug-info: VERIFY_DEBUG_* */
 	struct opt_options opt;
 	const char *optimized;	/* heatmap --optimized */
 	uint64_t *weights;	/* -w, in the order given */
@@ -81,7 +81,8 @@ static void usage(FILE *f)
 		"      --strip-debug      optimize: leave the DWARF (.debug_*) out of OUT\n"
 		"      --update-debug     optimize: rewrite the line table (.debug_line) of moved\n"
 		"                         code, and prove it (experimental: see kbolt(1))\n"
-		"      --debug-info       verify: prove the line rows and scopes of every moved\n"
+		"      --debug-info[=lines|all]  verify: prove the DWARF line rows (and with\n"
+		"                         all, the default, the scopes) of every moved\n"
 		"                         instruction unchanged too\n"
 		"      --optimized OUT    heatmap: a second panel, the same code in kbolt's OUT\n"
 		"  -h, --help     this help\n"
@@ -382,7 +383,7 @@ static const struct {
 	  "[--layout profile|greedy|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] "
 	  "[--strip-debug] [--stats] [-j]", true,
 	  TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZE | TAKES_IN_PLACE },
-	{ "verify", cmd_verify, 2, "verify [--debug-info] ORIG NEW", false, TAKES_DEBUG_INFO },
+	{ "verify", cmd_verify, 2, "verify [--debug-info[=lines|all]] ORIG NEW", false, TAKES_DEBUG_INFO },
 	{ "heatmap", cmd_heatmap, 2, "heatmap [-j|-p] [-f] VMLINUX PROFILE [--optimized OUT] "
 	  "-o FILE.svg|FILE.png", true, TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZED },
 	{ "fix-sites", cmd_fix_sites, 1, "fix-sites VMLINUX -o OUT|--in-place", true,
@@ -423,7 +424,7 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "strip-debug", no_argument, NULL, OPT_STRIP_DEBUG },
 		{ "update-debug", no_argument, NULL, OPT_UPDATE_DEBUG },
-		{ "debug-info", no_argument, NULL, OPT_DEBUG_INFO },
+		{ "debug-info", optional_argument, NULL, OPT_DEBUG_INFO },
 		{ "optimized", required_argument, NULL, OPT_OPTIMIZED },
 		{ "in-place", no_argument, NULL, OPT_IN_PLACE },
 		{ "weight", required_argument, NULL, 'w' },
@@ -452,7 +453,15 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 		case OPT_STATS: o->stats = true; break;
 		case OPT_STRIP_DEBUG: o->opt.strip_debug = true; break;
 		case OPT_UPDATE_DEBUG: o->opt.update_debug = true; break;
-		case OPT_DEBUG_INFO: o->debug_info = true; given |= TAKES_DEBUG_INFO; break;
+		case OPT_DEBUG_INFO:
+			if (optarg && strcmp(optarg, "lines") && strcmp(optarg, "all")) {
+				pr_err(NULL, "--debug-info takes lines or all, not '%s'", optarg);
+				return 2;
+			}
+			o->debug_info = VERIFY_DEBUG_LINES |
+					(optarg && !strcmp(optarg, "lines") ? 0 : VERIFY_DEBUG_SCOPES);
+			given |= TAKES_DEBUG_INFO;
+			break;
 		case OPT_OPTIMIZED: o->optimized = optarg; given |= TAKES_OPTIMIZED; break;
 		case OPT_IN_PLACE: o->in_place = true; given |= TAKES_IN_PLACE; break;
 		case 'w':

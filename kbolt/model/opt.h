@@ -46,6 +46,7 @@ enum skip_reason {
 	SKIP_DATA_VALUE,	/* no relocations: a value equal to an address inside it */
 	SKIP_PADDING,		/* __pfx_/__cfi_: padding or preamble, not a function */
 	SKIP_TAIL_REF,		/* the alignment padding after it is referenced or reached */
+	SKIP_DEBUG_INFO,	/* --update-debug: DWARF kbolt cannot update */
 	SKIP_NR
 };
 
@@ -271,5 +272,15 @@ int orc_write(struct opt *opt);
 
 /* rewrite.c */
 int rewrite_image(struct opt *opt);
+
+/*
+ * dwarf_line.c (--update-debug).  dwarf_line_check(), before the layouts: if kbolt
+ * cannot update the line table, every function stays (a skip, with a warning).
+ * dwarf_line_rewrite(), after rewrite_image(): the new .debug_line and what refers to
+ * it, into out (kbolt/lib/output.h).
+ */
+struct output_secs;
+void dwarf_line_check(struct opt *opt);
+int dwarf_line_rewrite(struct opt *opt, struct output_secs *out);
 
 #endif

@@ -73,6 +73,7 @@ struct dwarf_side {
 struct dwarf_check {
 	struct verifier *v;
 	struct dwarf_side a, b;
+	unsigned int what;	/* VERIFY_DEBUG_* */
 	size_t funcs, insns;	/* compared, for the summary */
 };
 
@@ -228,8 +229,6 @@ static void load_scopes(struct dwarf_side *s, struct func_dwarf *fd, uint64_t st
 				   offsetof(struct prog_range, lo), start);
 	Dwarf_Off done = 0;
 
-	fd->nr_nodes = 0;
-	new_node(fd, 0, &(struct scope_node){ 0 });	/* the root */
 	/* ranges start in order: one starting before start may still reach into it */
 	for (i = i ? i - 1 : 0; i < s->nr_progs && s->progs[i].lo < start + size; i++) {
 		Dwarf_Die die;
@@ -352,16 +351,28 @@ static const char *row_str(const struct func_dwarf *fd, uint32_t first, char *bu
 	return buf;
 }
 
+/*
+ * The rows an instruction has: those starting at it, or the one covering it.  A block
+ * that moved may get a copy of the row that covered it where a row now has to start:
+ * the same row, so one covering row and one starting row compare equal.
+ */
+static unsigned int nr_effective(const struct func_dwarf *fd, uint64_t off)
+{
+	if (fd->row_first[off] == UINT32_MAX)
+		return 0;
+	return fd->nr_rows[off] ? fd->nr_rows[off] : 1;
+}
+
 static void compare_rows(struct dwarf_check *c, const struct vfunc *f, uint64_t o,
 			 const struct func_dwarf *x, const struct func_dwarf *y)
 {
 	uint32_t n = f->map[o];
 	uint32_t fx = x->row_first[o], fy = y->row_first[n];
-	unsigned int nr = x->nr_rows[o] > 1 ? x->nr_rows[o] : 1;
-	bool same = x->nr_rows[o] == y->nr_rows[n] && (fx == UINT32_MAX) == (fy == UINT32_MAX);
+	unsigned int nr = nr_effective(x, o);
+	bool same = nr == nr_effective(y, n);
 	char bx[256], by[256];
 
-	for (unsigned int k = 0; same && fx != UINT32_MAX && k < nr; k++)
+	for (unsigned int k = 0; same && k < nr; k++)
 		same = same_row(dwarf_onesrcline(x->lines, fx + k),
 				dwarf_onesrcline(y->lines, fy + k));
 	if (!same)
@@ -419,23 +430,27 @@ static void func_dwarf_init(struct func_dwarf *fd, uint64_t size)
 	memset(fd->chain, 0, size * sizeof(*fd->chain));
 	fd->lines = NULL;
 	fd->nr_lines = 0;
+	fd->nr_nodes = 0;
+	new_node(fd, 0, &(struct scope_node){ 0 });	/* the root: no scope */
 }
 
 /* One side's view of f: the offsets in want, which its DWARF may not cover at all */
 static void load_func(struct dwarf_side *s, struct func_dwarf *fd, uint64_t start,
-		      uint64_t size, const unsigned char *want)
+		      uint64_t size, const unsigned char *want, unsigned int what)
 {
 	func_dwarf_init(fd, size);
 	if (!find_cu(s, start))
 		return;
 	load_rows(s, fd, start, size, want);
-	load_scopes(s, fd, start, size);
+	if (what & VERIFY_DEBUG_SCOPES)
+		load_scopes(s, fd, start, size);
 }
 
 static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func_dwarf *x,
 		       struct func_dwarf *y, unsigned char *want_a, unsigned char *want_b)
 {
-	uint64_t size = f->sym->size;
+	uint64_t size = f->sym->size, elf_size = kmeta_elf_size(f->sym);
+	Dwarf_Off cu;
 
 	memset(want_a, 0, size);
 	memset(want_b, 0, size);
@@ -444,13 +459,20 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func
 			want_a[o] = 1;
 			want_b[f->map[o]] = 1;
 		}
-	load_func(&c->a, x, f->sym->addr, size, want_a);
-	load_func(&c->b, y, f->sym->addr, size, want_b);
+	load_func(&c->a, x, f->sym->addr, size, want_a, c->what);
+	load_func(&c->b, y, f->sym->addr, size, want_b, c->what);
+	cu = c->b.cu_off;
 	for (uint64_t o = 0; o < size; o++) {
 		if (f->map[o] == UNMAPPED)
 			continue;
+		/* grown into the padding: still inside its unit, as addr2line finds units */
+		if (f->map[o] >= elf_size && (!find_cu(&c->b, f->sym->addr + f->map[o]) ||
+					      c->b.cu_off != cu))
+			verify_fail(c->v, f->sym->addr + o, "debug info: new +0x%x lies outside "
+				    "the unit of its function", f->map[o]);
 		compare_rows(c, f, o, x, y);
-		compare_scopes(c, f, o, x, y);
+		if (c->what & VERIFY_DEBUG_SCOPES)
+			compare_scopes(c, f, o, x, y);
 		c->insns++;
 	}
 	c->funcs++;
@@ -464,9 +486,9 @@ static void func_dwarf_free(struct func_dwarf *fd)
 	free(fd->nodes);
 }
 
-int verify_dwarf(struct verifier *v, size_t *nr_funcs, size_t *nr_insns)
+int verify_dwarf(struct verifier *v, unsigned int what, size_t *nr_funcs, size_t *nr_insns)
 {
-	struct dwarf_check c = { .v = v, .a.fd = -1, .b.fd = -1 };
+	struct dwarf_check c = { .v = v, .what = what, .a.fd = -1, .b.fd = -1 };
 	struct func_dwarf x = { 0 }, y = { 0 };
 	uint64_t max = 0;
 	unsigned char *want_a, *want_b;

@@ -136,11 +136,12 @@ void verify_relocs_free(struct reloc_checks *rc);
 bool verify_insn_never_resumes(const unsigned char *p, unsigned int len, bool warn);
 
 /*
- * dwarf.c: the line rows and scopes at each walked instruction's new address are the
- * old ones (needs the walk's map); the functions and instructions compared.  0, or a
+ * dwarf.c: the line rows and (what: VERIFY_DEBUG_*) scopes at each walked
+ * instruction's new address are the old ones (needs the walk's map); the functions and
+ * instructions compared.  0, or a
  * negative errno after reporting that an image's DWARF cannot be read.
  */
-int verify_dwarf(struct verifier *v, size_t *nr_funcs, size_t *nr_insns);
+int verify_dwarf(struct verifier *v, unsigned int what, size_t *nr_funcs, size_t *nr_insns);
 
 /* values.c: without relocations, no address in data may point into moved code */
 void verify_values(struct verifier *v);

@@ -192,7 +192,7 @@ int verify_run(struct verifier *v, const char *new, const struct verify_report *
 	checks.rc = verify_relocs_plan(v);
 	parallel_for(1 + verify_relocs_nr(checks.rc), check_with_map, &checks);
 	verify_relocs_free(checks.rc);
-	if (rep->debug_info && verify_dwarf(v, &dw_funcs, &dw_insns))
+	if (rep->debug_info && verify_dwarf(v, rep->debug_info, &dw_funcs, &dw_insns))
 		v->errors++;	/* said: the DWARF could not be read */
 	if (v->errors > MAX_REPORTS)
 		pr_err(name, "verify: %zu more problems not shown", v->errors - MAX_REPORTS);
