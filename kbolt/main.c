@@ -81,9 +81,8 @@ static void usage(FILE *f)
 		"      --strip-debug      optimize: leave the DWARF (.debug_*) out of OUT\n"
 		"      --update-debug     optimize: rewrite the line table (.debug_line) of moved\n"
 		"                         code, and prove it (experimental: see kbolt(1))\n"
-		"      --debug-info[=lines|all]  verify: prove the DWARF line rows (and with\n"
-		"                         all, the default, the scopes) of every moved\n"
-		"                         instruction unchanged too\n"
+		"      --debug-info       verify: prove the DWARF line rows and scopes of every\n"
+		"                         moved instruction unchanged too (=lines: the rows)\n"
 		"      --optimized OUT    heatmap: a second panel, the same code in kbolt's OUT\n"
 		"  -h, --help     this help\n"
 		"  -V, --version  print the version\n"
@@ -381,7 +380,7 @@ static const struct {
 	  TAKES_OUTPUT },
 	{ "optimize", cmd_optimize, 1, "optimize VMLINUX -o OUT|--in-place [--profile FILE] "
 	  "[--layout profile|greedy|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] "
-	  "[--strip-debug] [--stats] [-j]", true,
+	  "[--strip-debug|--update-debug] [--stats] [-j]", true,
 	  TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZE | TAKES_IN_PLACE },
 	{ "verify", cmd_verify, 2, "verify [--debug-info[=lines|all]] ORIG NEW", false, TAKES_DEBUG_INFO },
 	{ "heatmap", cmd_heatmap, 2, "heatmap [-j|-p] [-f] VMLINUX PROFILE [--optimized OUT] "

@@ -1340,7 +1340,9 @@ row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${3:-}" "${4:-}"; }
 	row base heatmap "heatmap $fx $beh/prof -o heat.svg"
 	row base fix-sites "fix-sites $fx -o out"
 	row base profile "profile merge $beh/prof -o out.prof"
-	for o in -j -p -f --stats --strip-debug -h -V; do row sample $o "$o"; done
+	for o in -j -p -f --stats --strip-debug --update-debug --debug-info -h -V; do
+		row sample $o "$o"
+	done
 	row sample -w "-w 1"
 	row sample -o "-o out2"
 	row sample --profile "--profile $beh/prof"

@@ -73,6 +73,7 @@ struct dwarf_side {
 struct dwarf_check {
 	struct verifier *v;
 	struct dwarf_side a, b;
+	FILE *map;		/* KBOLT_DEBUG_MAP: the pairs compared */
 	unsigned int what;	/* VERIFY_DEBUG_* */
 	size_t funcs, insns;	/* compared, for the summary */
 };
@@ -471,6 +472,9 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func
 			verify_fail(c->v, f->sym->addr + o, "debug info: new +0x%x lies outside "
 				    "the unit of its function", f->map[o]);
 		compare_rows(c, f, o, x, y);
+		if (c->map && f->olen[o] && (!o || f->olen[o - 1] != f->olen[o] + 1))
+			fprintf(c->map, "%" PRIx64 " %" PRIx64 "\n", f->sym->addr + o,
+				f->sym->addr + f->map[o]);	/* instruction starts */
 		if (c->what & VERIFY_DEBUG_SCOPES)
 			compare_scopes(c, f, o, x, y);
 		c->insns++;
@@ -492,11 +496,19 @@ int verify_dwarf(struct verifier *v, unsigned int what, size_t *nr_funcs, size_t
 	struct func_dwarf x = { 0 }, y = { 0 };
 	uint64_t max = 0;
 	unsigned char *want_a, *want_b;
+	const char *map = getenv("KBOLT_DEBUG_MAP");
 	int err;
 
+	*nr_funcs = *nr_insns = 0;
+	if (!kmeta_find_sec_by_name(v->a, ".debug_info"))
+		return 0;	/* no DWARF in ORIG: none to keep true */
 	err = side_open(&c.a, v->a->path);
 	if (!err)
 		err = side_open(&c.b, v->b_file);
+	if (!err && map && !(c.map = fopen(map, "w"))) {
+		pr_err(map, "KBOLT_DEBUG_MAP: %s", strerror(errno));
+		err = -errno;
+	}
 	for (size_t k = 0; k < v->nr_f; k++)
 		if (v->f[k].sym->size > max)
 			max = v->f[k].sym->size;
@@ -510,6 +522,8 @@ int verify_dwarf(struct verifier *v, unsigned int what, size_t *nr_funcs, size_t
 	func_dwarf_free(&y);
 	side_close(&c.a);
 	side_close(&c.b);
+	if (c.map)
+		fclose(c.map);
 	*nr_funcs = c.funcs;
 	*nr_insns = c.insns;
 	return err;
