@@ -23,10 +23,12 @@
  * proof reads the result through libdw (kbolt/verify/dwarf.c), not through this.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../common/util.h"
 #include "../lib/output.h"
@@ -833,35 +835,74 @@ static unsigned char *file_bytes(struct kmeta_image *img, const struct kmeta_sec
  * The patched DW_AT_stmt_list values written into .debug_info, and into the addends
  * of their relocations (both sorted by place)
  */
+static int cmp_patch(const void *key, const void *x)
+{
+	uint64_t place = *(const uint64_t *)key;
+	const struct stmt_patch *p = x;
+
+	return place < p->place ? -1 : place > p->place;
+}
+
+/* The relocation entry at e of .rela.debug_info (rela: its bytes in the mapping) */
+static int patch_reloc(struct kmeta_image *img, const unsigned char *e, unsigned char *rela,
+		       uint64_t at, const struct stmt_patch *sp, size_t nr)
+{
+	uint64_t place = get_u64(e);
+	const struct stmt_patch *p = bsearch(&place, sp, nr, sizeof(*sp), cmp_patch);
+
+	if (!p)
+		return 0;
+	if (get_u64(e + 16) != p->old) {
+		pr_err(img->path, ".rela.debug_info: the relocation of DW_AT_stmt_list at "
+		       "0x%" PRIx64 " does not add its value", place);
+		return -EINVAL;
+	}
+	put_u64(rela + at + 16, p->new);
+	return 0;
+}
+
+/*
+ * The patched DW_AT_stmt_list values written into .debug_info, and into the addends
+ * of their relocations (sp sorted by place).  .rela.debug_info (255 MB on 6.1) is read
+ * by pread() in chunks, not through the mapping: its pages would stay in kbolt's
+ * memory; only those of the relocations patched are written.
+ */
 static int apply_patches(struct kmeta_image *img, struct kmeta_sec *info,
 			 const struct stmt_patch *sp, size_t nr, struct output_secs *out)
 {
+	enum { CHUNK = 24 << 16 };
 	struct kmeta_sec *rs = rela_of(img, info);
 	uint64_t size, rsize = 0;
 	unsigned char *p = file_bytes(img, info, &size), *r = rs ? file_bytes(img, rs, &rsize) : NULL;
-	size_t k = 0;
+	unsigned char *buf;
+	int fd, err = 0;
 
 	for (size_t i = 0; i < nr; i++)
 		put_offset(p + sp[i].place, sp[i].size, sp[i].new);
 	output_secs_add(out, info->idx, NULL, 0);
 	if (!r || !nr)
 		return 0;
-	for (uint64_t e = 0; e + 24 <= rsize && k < nr; e += 24) {
-		uint64_t place = get_u64(r + e);
-
-		while (k < nr && sp[k].place < place)
-			k++;
-		if (k == nr || sp[k].place != place)
-			continue;
-		if ((uint64_t)get_u64(r + e + 16) != sp[k].old) {
-			pr_err(img->path, ".rela.debug_info: the relocation of DW_AT_stmt_list at "
-			       "0x%" PRIx64 " does not add its value", place);
-			return -EINVAL;
-		}
-		put_u64(r + e + 16, sp[k].new);
+	fd = open(img->path, O_RDONLY);
+	if (fd < 0) {
+		pr_err(img->path, "%s", strerror(errno));
+		return -errno;
 	}
-	output_secs_add(out, rs->idx, NULL, 0);
-	return 0;
+	buf = xmalloc(CHUNK);
+	for (uint64_t at = 0; at + 24 <= rsize && !err; at += CHUNK) {
+		uint64_t n = rsize - at < CHUNK ? rsize - at : CHUNK;
+
+		if (pread(fd, buf, n, (r - img->map) + at) != (ssize_t)n) {
+			pr_err(img->path, ".rela.debug_info: %s", strerror(errno ? errno : EIO));
+			err = -EIO;
+		}
+		for (uint64_t e = 0; !err && e + 24 <= n; e += 24)
+			err = patch_reloc(img, buf + e, r, at + e, sp, nr);
+	}
+	free(buf);
+	close(fd);
+	if (!err)
+		output_secs_add(out, rs->idx, NULL, 0);
+	return err;
 }
 
 static int cmp_place(const void *x, const void *y)

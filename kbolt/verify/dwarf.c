@@ -59,7 +59,7 @@ struct dwarf_side {
 	int fd;
 	Dwarf *dbg;
 	Dwarf_Off cu_off;
-	bool have_cu;
+	bool have_cu, have_progs;	/* progs: of the current CU, loaded when asked */
 	Dwarf_Die cu;
 	Dwarf_Files *files;
 	struct prog_range {
@@ -166,7 +166,7 @@ static bool find_cu(struct dwarf_side *s, uint64_t addr)
 	s->have_cu = true;
 	if (dwarf_getsrcfiles(&s->cu, &s->files, &nr_files))
 		s->files = NULL;
-	load_progs(s);
+	s->have_progs = false;
 	return true;
 }
 
@@ -247,6 +247,12 @@ static void load_scopes(struct dwarf_side *s, struct func_dwarf *fd, uint64_t st
 				   offsetof(struct prog_range, lo), start);
 	Dwarf_Off done = 0;
 
+	if (!s->have_progs) {
+		load_progs(s);
+		s->have_progs = true;
+		i = upper_bound_u64(s->progs, s->nr_progs, sizeof(*s->progs),
+				    offsetof(struct prog_range, lo), start);
+	}
 	/* ranges start in order: one starting before start may still reach into it */
 	for (i = i ? i - 1 : 0; i < s->nr_progs && s->progs[i].lo < start + size; i++) {
 		Dwarf_Die die;
