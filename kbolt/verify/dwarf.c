@@ -458,16 +458,20 @@ static void func_dwarf_init(struct func_dwarf *fd, uint64_t size)
 	new_node(fd, 0, &(struct scope_node){ 0 });	/* the root: no scope */
 }
 
-/* One side's view of f: the offsets in want, which its DWARF may not cover at all */
-static void load_func(struct dwarf_side *s, struct func_dwarf *fd, uint64_t start,
+/*
+ * One side's view of f: the offsets in want, which its DWARF may not cover at all
+ * (false: no unit holds f's start)
+ */
+static bool load_func(struct dwarf_side *s, struct func_dwarf *fd, uint64_t start,
 		      uint64_t size, const unsigned char *want, unsigned int what)
 {
 	func_dwarf_init(fd, size);
 	if (!find_cu(s, start))
-		return;
+		return false;
 	load_rows(s, fd, start, size, want);
 	if (what & VERIFY_DEBUG_SCOPES)
 		load_scopes(s, fd, start, size);
+	return true;
 }
 
 static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func_dwarf *x,
@@ -475,6 +479,7 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func
 {
 	uint64_t size = f->sym->size, elf_size = kmeta_elf_size(f->sym);
 	Dwarf_Off cu;
+	bool in_unit;
 
 	memset(want_a, 0, size);
 	memset(want_b, 0, size);
@@ -483,15 +488,16 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func
 			want_a[o] = 1;
 			want_b[f->map[o]] = 1;
 		}
-	load_func(&c->a, x, f->sym->addr, size, want_a, c->what);
-	load_func(&c->b, y, f->sym->addr, size, want_b, c->what);
+	in_unit = load_func(&c->a, x, f->sym->addr, size, want_a, c->what);
+	if (!load_func(&c->b, y, f->sym->addr, size, want_b, c->what) && in_unit)
+		verify_fail(c->v, f->sym->addr, "debug info: no unit holds it in the new image");
 	cu = c->b.cu_off;
 	for (uint64_t o = 0; o < size; o++) {
 		if (f->map[o] == UNMAPPED)
 			continue;
 		/* grown into the padding: still inside its unit, as addr2line finds units */
-		if (f->map[o] >= elf_size && (!find_cu(&c->b, f->sym->addr + f->map[o]) ||
-					      c->b.cu_off != cu))
+		if (in_unit && f->map[o] >= elf_size &&
+		    (!find_cu(&c->b, f->sym->addr + f->map[o]) || c->b.cu_off != cu))
 			verify_fail(c->v, f->sym->addr + o, "debug info: new +0x%x lies outside "
 				    "the unit of its function", f->map[o]);
 		compare_rows(c, f, o, x, y);
