@@ -25,8 +25,9 @@ quiet = @printf '  %-4s %s\n'
 endif
 
 # Every library through pkg-config; a missing one stops the build with the package name.
-PKGS := libelf capstone libbpf libkmod liblzma libzstd zlib
+PKGS := libelf libdw capstone libbpf libkmod liblzma libzstd zlib
 deb_libelf := libelf-dev
+deb_libdw := libdw-dev
 deb_capstone := libcapstone-dev
 deb_libbpf := libbpf-dev
 deb_libkmod := libkmod-dev
@@ -73,8 +74,9 @@ KBOLT_LIB_SRCS += $(addprefix kbolt/profile/, profile.c prof_kbolt.c prof_bolt.c
 	portable.c portable_match.c translate.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/model/, func.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/pass/, optimize.c decode.c refs.c cfg.c prof_map.c infer.c \
-	layout.c ext_tsp.c emit.c orc_gen.c rewrite.c bat.c)
-KBOLT_LIB_SRCS += $(addprefix kbolt/verify/, verify.c model.c walk.c flow.c meta.c values.c)
+	layout.c ext_tsp.c emit.c orc_gen.c rewrite.c bat.c dwarf_line.c)
+KBOLT_LIB_SRCS += $(addprefix kbolt/verify/, verify.c model.c walk.c flow.c meta.c values.c \
+	dwarf.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/report/, heatmap.c heatmap_png.c dyno.c fix_sites.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/record/, record.c record_bpf.c)
 KBOLT_SRCS := kbolt/main.c

@@ -41,6 +41,7 @@ struct kbolt_opts {
 	const char *output;	/* -o, or the input with --in-place */
 	bool in_place;		/* --in-place: the output replaces the input */
 	bool stats, layout_set, seed_set;
+	unsigned int debug_info;	/* verify --debug-info: VERIFY_DEBUG_* */
 	struct opt_options opt;
 	const char *optimized;	/* heatmap --optimized */
 	bool fdata;		/* profile-to-bolt --format fdata */
@@ -89,6 +90,10 @@ static void usage(FILE *f)
 		"      --stats            optimize: print what was rewritten, and why not, and\n"
 		"                         with --profile the executed branches before and after\n"
 		"      --strip-debug      optimize: leave the DWARF (.debug_*) out of OUT\n"
+		"      --update-debug     optimize: rewrite the line table (.debug_line) of moved\n"
+		"                         code, and prove it (experimental: see kbolt(1))\n"
+		"      --debug-info       verify: prove the DWARF line rows and scopes of every\n"
+		"                         moved instruction unchanged too (=lines: the rows)\n"
 		"      --optimized OUT    heatmap: a second panel, the same code in kbolt's OUT\n"
 		"      --duration SECONDS  record: stop after SECONDS (default: at SIGINT or\n"
 		"                         SIGTERM)\n"
@@ -363,7 +368,8 @@ static int cmd_record(struct kbolt_opts *o)
 
 static int cmd_verify(struct kbolt_opts *o)
 {
-	return kbolt_verify(o->args[0], o->args[1], &(struct verify_report){ .quiet = false });
+	return kbolt_verify(o->args[0], o->args[1],
+			    &(struct verify_report){ .debug_info = o->debug_info });
 }
 
 /* The library's allocations never fail back: kbolt ends here, its output not begun */
@@ -472,8 +478,8 @@ static void add_glob(const char ***v, size_t *nr, const char *glob)
 }
 
 enum { OPT_PROFILE = 256, OPT_LAYOUT, OPT_SEED, OPT_FUNCS, OPT_SKIP_FUNCS, OPT_STATS,
-       OPT_STRIP_DEBUG, OPT_OPTIMIZED, OPT_IN_PLACE, OPT_DURATION, OPT_EVENT, OPT_FREQUENCY,
-       OPT_BRANCHES, OPT_MAP_ENTRIES, OPT_CHECK, OPT_FORMAT };
+       OPT_STRIP_DEBUG, OPT_UPDATE_DEBUG, OPT_OPTIMIZED, OPT_IN_PLACE, OPT_DURATION, OPT_EVENT,
+       OPT_FREQUENCY, OPT_BRANCHES, OPT_MAP_ENTRIES, OPT_CHECK, OPT_FORMAT, OPT_DEBUG_INFO };
 
 /* Which options a command takes: a bit per option */
 enum {
@@ -484,7 +490,8 @@ enum {
 	TAKES_WEIGHT = 1 << 6,		/* -w */
 	TAKES_RECORD = 1 << 7,	/* --duration --event --frequency --branches --map-entries --check */
 	TAKES_FORMAT = 1 << 8,		/* --format */
-	TAKES_LAST = TAKES_FORMAT
+	TAKES_DEBUG_INFO = 1 << 9,	/* --debug-info */
+	TAKES_LAST = TAKES_DEBUG_INFO
 };
 
 #define AT_LEAST(n) (-(n))	/* nr_args: n or more */
@@ -504,9 +511,9 @@ static const struct {
 	  TAKES_OUTPUT | TAKES_FORMAT },
 	{ "optimize", cmd_optimize, 1, "optimize VMLINUX -o OUT|--in-place [--profile FILE] "
 	  "[--layout profile|greedy|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] "
-	  "[--strip-debug] [--stats] [-j]", true,
+	  "[--strip-debug|--update-debug] [--stats] [-j]", true,
 	  TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZE | TAKES_IN_PLACE },
-	{ "verify", cmd_verify, 2, "verify ORIG NEW", false, 0 },
+	{ "verify", cmd_verify, 2, "verify [--debug-info[=lines|all]] ORIG NEW", false, TAKES_DEBUG_INFO },
 	{ "heatmap", cmd_heatmap, 2, "heatmap [-j|-p] [-f] VMLINUX PROFILE [--optimized OUT] "
 	  "-o FILE.svg|FILE.png", true, TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZED },
 	{ "fix-sites", cmd_fix_sites, 1, "fix-sites VMLINUX -o OUT|--in-place", true,
@@ -535,8 +542,9 @@ static const char *option_name(unsigned int bit)
 	case TAKES_RECORD:	return "--duration, --event, --frequency, --branches, "
 				       "--map-entries or --check";
 	case TAKES_FORMAT:	return "--format";
-	default:		return "--profile, --layout, --seed, --funcs, --skip-funcs, --strip-debug "
-				       "or --stats";
+	case TAKES_DEBUG_INFO:	return "--debug-info";
+	default:		return "--profile, --layout, --seed, --funcs, --skip-funcs, --stats, "
+				       "--strip-debug or --update-debug";
 	}
 }
 
@@ -555,6 +563,8 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 		{ "skip-funcs", required_argument, NULL, OPT_SKIP_FUNCS },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "strip-debug", no_argument, NULL, OPT_STRIP_DEBUG },
+		{ "update-debug", no_argument, NULL, OPT_UPDATE_DEBUG },
+		{ "debug-info", optional_argument, NULL, OPT_DEBUG_INFO },
 		{ "optimized", required_argument, NULL, OPT_OPTIMIZED },
 		{ "in-place", no_argument, NULL, OPT_IN_PLACE },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -575,7 +585,7 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 
 	opterr = 0;	/* our own messages, in the tool's format */
 	while ((c = getopt_long(argc, argv, ":jpfo:w:hV", longopts, NULL)) != -1) {
-		if (c >= OPT_PROFILE && c <= OPT_STRIP_DEBUG)
+		if (c >= OPT_PROFILE && c <= OPT_UPDATE_DEBUG)
 			given |= TAKES_OPTIMIZE;
 		if (c >= OPT_DURATION && c <= OPT_CHECK)
 			given |= TAKES_RECORD;
@@ -591,6 +601,16 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 			break;
 		case OPT_STATS: o->stats = true; break;
 		case OPT_STRIP_DEBUG: o->opt.strip_debug = true; break;
+		case OPT_UPDATE_DEBUG: o->opt.update_debug = true; break;
+		case OPT_DEBUG_INFO:
+			if (optarg && strcmp(optarg, "lines") && strcmp(optarg, "all")) {
+				pr_err(NULL, "--debug-info takes lines or all, not '%s'", optarg);
+				return 2;
+			}
+			o->debug_info = VERIFY_DEBUG_LINES |
+					(optarg && !strcmp(optarg, "lines") ? 0 : VERIFY_DEBUG_SCOPES);
+			given |= TAKES_DEBUG_INFO;
+			break;
 		case OPT_OPTIMIZED: o->optimized = optarg; given |= TAKES_OPTIMIZED; break;
 		case OPT_IN_PLACE: o->in_place = true; given |= TAKES_IN_PLACE; break;
 		case OPT_FORMAT:
@@ -667,6 +687,11 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 	o->args = argv + optind + 1;
 	o->nr_args = argc - optind - 1;
 	msg_json = o->json;
+	if (o->opt.update_debug && o->opt.strip_debug) {
+		pr_err(NULL, "--update-debug rewrites the DWARF that --strip-debug leaves out: "
+		       "give one of them");
+		return 2;
+	}
 	if (o->in_place && o->output) {
 		pr_err(NULL, "--in-place writes over the input: give it or -o OUT, not both");
 		return 2;

@@ -117,7 +117,50 @@ struct out_layout {
 	uint64_t *off, *size;
 	uint64_t copy_end;	/* the input's bytes [0, copy_end) are copied as they are */
 	uint64_t end;		/* the output's contents end here: the tail follows */
+	const struct output_secs *secs;	/* non-allocated sections kbolt changed */
 };
+
+void output_secs_add(struct output_secs *s, size_t idx, unsigned char *data, uint64_t size)
+{
+	GROW(s->v, s->cap, s->nr + 1);
+	s->v[s->nr++] = (struct output_sec){ idx, data, size };
+}
+
+void output_secs_free(struct output_secs *s)
+{
+	for (size_t k = 0; k < s->nr; k++)
+		free(s->v[k].data);
+	free(s->v);
+	*s = (struct output_secs){ 0 };
+}
+
+static const struct output_sec *changed_sec(const struct out_layout *l, size_t idx)
+{
+	for (size_t k = 0; l->secs && k < l->secs->nr; k++)
+		if (l->secs->v[k].idx == idx)
+			return &l->secs->v[k];
+	return NULL;
+}
+
+/*
+ * Sections with new contents: in their place if they fit, else after everything (the
+ * old bytes stay behind, unreferenced: non-allocated sections may lie anywhere)
+ */
+static void place_changed(const Elf64_Shdr *sh, struct out_layout *l)
+{
+	for (size_t k = 0; l->secs && k < l->secs->nr; k++) {
+		const struct output_sec *c = &l->secs->v[k];
+		uint64_t align = sh[c->idx].sh_addralign ? sh[c->idx].sh_addralign : 1;
+
+		if (!c->data)
+			continue;
+		l->size[c->idx] = c->size;
+		if (c->size <= sh[c->idx].sh_size)
+			continue;
+		l->off[c->idx] = (l->end + align - 1) / align * align;
+		l->end = l->off[c->idx] + c->size;
+	}
+}
 
 /* A DWARF section, or the relocations of one */
 static bool is_debug_sec(const Elf64_Shdr *sh, size_t nr, size_t i, const char *names)
@@ -151,8 +194,10 @@ static int plan_layout(struct kmeta_image *img, bool strip_debug, struct out_lay
 			cut = sh[i].sh_offset;
 	}
 	l->copy_end = l->end = img->map_size;
-	if (cut == img->map_size)
+	if (cut == img->map_size) {
+		place_changed(sh, l);
 		return 0;
+	}
 	for (size_t i = 0; i < eh->e_shnum; i++) {
 		if ((sh[i].sh_flags & SHF_ALLOC) && sh[i].sh_type != SHT_NOBITS &&
 		    sh[i].sh_offset + sh[i].sh_size > cut) {
@@ -275,12 +320,17 @@ static int write_sections(struct kmeta_image *img, int fd, const struct out_layo
 
 	for (size_t i = 1; i < img->nr_secs && !err; i++) {
 		struct kmeta_sec *sec = &img->secs[i];
+		const struct output_sec *changed = changed_sec(l, i);
 		GElf_Shdr sh;
 
 		if (!gelf_getshdr(sec->scn, &sh) || sh.sh_offset + sh.sh_size > img->map_size ||
 		    !l->size[i] || sh.sh_type == SHT_NOBITS)
 			continue;
-		if (!is_rewritten_sec(img, &sh) && l->off[i] == sh.sh_offset)
+		if (changed && changed->data) {
+			err = write_at(fd, changed->data, changed->size, l->off[i]);
+			continue;
+		}
+		if (!changed && !is_rewritten_sec(img, &sh) && l->off[i] == sh.sh_offset)
 			continue;	/* copied with the input */
 		/* tables are rewritten through sec->data: it must be the mapping's bytes */
 		if (sec->data && sh.sh_type != SHT_RELA && sec->data != img->map + sh.sh_offset) {
@@ -386,7 +436,14 @@ static bool can_extend(struct kmeta_image *img)
 int output_write(struct kmeta_image *img, struct outfile *of, const char *record,
 		 const struct output_extra *bat, bool strip_debug)
 {
-	struct out_layout l = { 0 };
+	return output_write_secs(img, of, record, bat, strip_debug, NULL);
+}
+
+int output_write_secs(struct kmeta_image *img, struct outfile *of, const char *record,
+		      const struct output_extra *bat, bool strip_debug,
+		      const struct output_secs *secs)
+{
+	struct out_layout l = { .secs = strip_debug ? NULL : secs };
 	int err;
 
 	if (!can_extend(img)) {

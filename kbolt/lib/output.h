@@ -32,4 +32,25 @@ struct output_extra {
 int output_write(struct kmeta_image *img, struct outfile *of, const char *record,
 		 const struct output_extra *bat, bool strip_debug);
 
+/*
+ * Non-allocated sections kbolt changed: new contents (data, size; a section that grows
+ * moves to the end of the file), or, data NULL, bytes patched in img's mapping
+ * (written from there).  The list owns the data.
+ */
+struct output_secs {
+	struct output_sec {
+		size_t idx;
+		unsigned char *data;
+		uint64_t size;
+	} *v;
+	size_t nr, cap;
+};
+
+void output_secs_add(struct output_secs *s, size_t idx, unsigned char *data, uint64_t size);
+void output_secs_free(struct output_secs *s);
+/* output_write() with those sections */
+int output_write_secs(struct kmeta_image *img, struct outfile *of, const char *record,
+		      const struct output_extra *bat, bool strip_debug,
+		      const struct output_secs *secs);
+
 #endif

@@ -35,6 +35,7 @@ static const struct {
 			      "address inside it held as a value, no relocations to rewrite it" },
 	[SKIP_PADDING] = { "padding", "padding or CFI preamble before a function" },
 	[SKIP_TAIL_REF] = { "tail_ref", "reference into the padding after it" },
+	[SKIP_DEBUG_INFO] = { "debug_info", "DWARF kbolt cannot update (--update-debug)" },
 };
 
 const char *skip_reason_name(unsigned int why)

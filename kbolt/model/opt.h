@@ -47,6 +47,7 @@ enum skip_reason {
 	SKIP_DATA_VALUE,	/* no relocations: a value equal to an address inside it */
 	SKIP_PADDING,		/* __pfx_/__cfi_: padding or preamble, not a function */
 	SKIP_TAIL_REF,		/* the alignment padding after it is referenced or reached */
+	SKIP_DEBUG_INFO,	/* --update-debug: DWARF kbolt cannot update */
 	SKIP_NR
 };
 
@@ -158,6 +159,7 @@ struct opt_options {
 	size_t nr_funcs, nr_skip_funcs;
 	bool force;
 	bool strip_debug;	/* leave the DWARF (of the old code) out of the output */
+	bool update_debug;	/* rewrite .debug_line for the new code, and prove it */
 };
 
 /* Decoded code that is not a function of its own: alternative replacements, .altinstr_aux */
@@ -281,5 +283,15 @@ int orc_write(struct opt *opt);
 
 /* rewrite.c */
 int rewrite_image(struct opt *opt);
+
+/*
+ * dwarf_line.c (--update-debug).  dwarf_line_check(), before the layouts: if kbolt
+ * cannot update the line table, every function stays (a skip, with a warning).
+ * dwarf_line_rewrite(), after rewrite_image(): the new .debug_line and what refers to
+ * it, into out (kbolt/lib/output.h).
+ */
+struct output_secs;
+void dwarf_line_check(struct opt *opt);
+int dwarf_line_rewrite(struct opt *opt, struct output_secs *out);
 
 #endif

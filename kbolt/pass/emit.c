@@ -221,7 +221,12 @@ int emit_plan(struct opt *opt, struct func *f)
 	do {
 		size = plan_items(opt, f);
 	} while (widen(f));
-	if (size > f->sym->size || !fixed_fields_reach(f))
+	/*
+	 * --update-debug: the DWARF's subprogram and unit ranges end at the ELF end, and
+	 * kbolt does not rewrite them (yet): no growing into the padding
+	 */
+	if (size > (opt->o->update_debug ? kmeta_elf_size(f->sym) : f->sym->size) ||
+	    !fixed_fields_reach(f))
 		return -ENOSPC;
 	return 0;
 }

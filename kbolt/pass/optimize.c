@@ -13,9 +13,11 @@
  *   apply_profile   weights onto blocks (needs the blocks)
  *   layout_func     an order per function, planned by emit (needs the weights)
  *   orc_fit_budget  functions whose ORC would overflow the table keep their code
+ *   dwarf_line_check  --update-debug: a line table kbolt cannot update moves nothing
  *   rewrite_image   code, tables, relocations, ORC (needs the final set of moves)
  *   bat_build       the translation table of the moves (needs emit's plans, so
  *                   before the model is freed)
+ *   dwarf_line_rewrite  --update-debug: .debug_line for the new code (needs emit's plan)
  *   output          a temporary file, verified against the input, then renamed
  *
  * verify_prepare() reads what the proof needs of the input in a second thread while
@@ -318,9 +320,10 @@ static char *make_record(const struct opt_options *o, uint64_t prof_digest)
 		free(funcs);
 		funcs = s;
 	}
-	s = xasprintf("kbolt %s; options: --layout %s --seed %" PRIu64 "%s%s; profile: %016" PRIx64,
+	s = xasprintf("kbolt %s; options: --layout %s --seed %" PRIu64 "%s%s%s; profile: %016" PRIx64,
 		      KBOLT_VERSION_STRING, layout, o->seed, funcs,
-		      o->strip_debug ? " --strip-debug" : "", prof_digest);
+		      o->strip_debug ? " --strip-debug" : "",
+		      o->update_debug ? " --update-debug" : "", prof_digest);
 	free(funcs);
 	return s;
 }
@@ -358,8 +361,10 @@ static void debug_dump(struct opt *opt)
 	}
 }
 
-static int run_pipeline(struct opt *opt)
+static int run_pipeline(struct opt *opt, struct output_secs *debug)
 {
+	int err;
+
 	opt->lite = opt->o->layout != LAYOUT_RANDOM;	/* profile layouts */
 	if (orc_read(opt))
 		return -EINVAL;
@@ -373,10 +378,15 @@ static int run_pipeline(struct opt *opt)
 	kmeta_release_image(opt->img);	/* and this every relocation */
 	parallel_for(opt->nr_funcs, cfg_item, opt);
 	apply_profile(opt);
+	if (opt->o->update_debug)
+		dwarf_line_check(opt);	/* before any function is chosen to move */
 	choose_layouts(opt);
 	orc_fit_budget(opt);
 	debug_dump(opt);
-	return rewrite_image(opt);
+	err = rewrite_image(opt);
+	if (!err && opt->o->update_debug)
+		err = dwarf_line_rewrite(opt, debug);
+	return err;
 }
 
 /* All but the image, which the output is written from */
@@ -433,6 +443,7 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	uint64_t prof_digest = 0;
 	bool have_profile = o->profile;
 	struct outfile of = { .fd = -1 };
+	struct output_secs debug = { 0 };
 	struct stat st;
 	char *record = NULL;
 	unsigned char *bat_bytes = NULL;
@@ -445,7 +456,7 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	if (!err && o->profile)
 		err = digest_file(o->profile, &prof_digest);
 	if (!err)
-		err = run_pipeline(&opt);
+		err = run_pipeline(&opt, &debug);
 	gather_stats(&opt, &s);
 	if (!err)
 		make_bat(&opt, &bat_bytes, &bat_out);
@@ -459,14 +470,15 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	if (!err)
 		err = outfile_create(&of, out, st.st_mode);
 	if (!err)
-		err = output_write(opt.img, &of, record, &bat_out, o->strip_debug);
+		err = output_write_secs(opt.img, &of, record, &bat_out, o->strip_debug, &debug);
 	free(bat_bytes);
+	output_secs_free(&debug);
 	kmeta_close(opt.img);	/* verify opens the output afresh */
 	malloc_trim(0);
 	v = prep.in ? finish_preparation(&prep) : NULL;
 	if (!err)
 		err = v ? verify_run(v, of.tmp, &(struct verify_report){ .quiet = true,
-							      .name = out }) : 1;
+			.name = out, .debug_info = o->update_debug ? VERIFY_DEBUG_LINES : 0 }) : 1;
 	else
 		verifier_free(v);
 	err = outfile_finish(&of, err);

@@ -53,6 +53,7 @@ struct walker {
 
 struct verifier {
 	struct kmeta_image *a, *b;	/* orig, new */
+	const char *b_file;		/* new's file (b->path may be the name it will have) */
 	struct vfunc *f;
 	struct kmeta_range *spans;	/* parallel to f: what lookups read */
 	size_t nr_f;
@@ -133,6 +134,14 @@ void verify_relocs_free(struct reloc_checks *rc);
  * (warn: the bug table calls it a WARN); the verifier's own rule, not kmeta's kinds
  */
 bool verify_insn_never_resumes(const unsigned char *p, unsigned int len, bool warn);
+
+/*
+ * dwarf.c: the line rows and (what: VERIFY_DEBUG_*) scopes at each walked
+ * instruction's new address are the old ones (needs the walk's map); the functions and
+ * instructions compared.  0, or a
+ * negative errno after reporting that an image's DWARF cannot be read.
+ */
+int verify_dwarf(struct verifier *v, unsigned int what, size_t *nr_funcs, size_t *nr_insns);
 
 /* values.c: without relocations, no address in data may point into moved code */
 void verify_values(struct verifier *v);

@@ -161,10 +161,11 @@ int verify_run(struct verifier *v, const char *new, const struct verify_report *
 {
 	struct map_checks checks = { .v = v };
 	const char *name = rep->name ? rep->name : new;
-	size_t nr_orc_b = 0;
+	size_t nr_orc_b = 0, dw_funcs = 0, dw_insns = 0;
 	int err;
 
 	v->b = kmeta_open(new);
+	v->b_file = new;
 	if (v->b && rep->name) {	/* optimize's output, under the name it will have */
 		free(v->b->path);
 		v->b->path = xstrdup(rep->name);
@@ -191,9 +192,15 @@ int verify_run(struct verifier *v, const char *new, const struct verify_report *
 	checks.rc = verify_relocs_plan(v);
 	parallel_for(1 + verify_relocs_nr(checks.rc), check_with_map, &checks);
 	verify_relocs_free(checks.rc);
+	if (rep->debug_info && verify_dwarf(v, rep->debug_info, &dw_funcs, &dw_insns))
+		v->errors++;	/* said: the DWARF could not be read */
 	if (v->errors > MAX_REPORTS)
 		pr_err(name, "verify: %zu more problems not shown", v->errors - MAX_REPORTS);
-	if (!rep->quiet)
+	if (!rep->quiet && rep->debug_info)
+		printf("%s: %zu rewritten functions, %zu instructions walked, debug info of "
+		       "%zu instructions in %zu functions compared: %s\n", name, v->nr_f,
+		       v->walk.walked, dw_insns, dw_funcs, v->errors ? "FAILED" : "verified");
+	else if (!rep->quiet)
 		printf("%s: %zu rewritten functions, %zu instructions walked: %s\n",
 		       name, v->nr_f, v->walk.walked, v->errors ? "FAILED" : "verified");
 	else if (v->errors)	/* optimize's: an error like the others, JSON with -j */

@@ -7,6 +7,8 @@
 
 struct verifier;
 
+enum { VERIFY_DEBUG_LINES = 1, VERIFY_DEBUG_SCOPES = 2 };
+
 struct verify_report {
 	bool quiet;	/* print nothing when the output verifies; its failure as an error */
 	const char *name;	/* what the messages call the new image, NULL: its path */
@@ -16,6 +18,11 @@ struct verify_report {
 	 */
 	void (*verified)(struct verifier *v, void *arg);
 	void *arg;
+	/*
+	 * Also prove the DWARF of moved instructions (dwarf.c): VERIFY_DEBUG_LINES their
+	 * line rows, VERIFY_DEBUG_SCOPES their scopes (inline chains, lexical blocks)
+	 */
+	unsigned int debug_info;
 };
 
 /*

@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbolt verify --debug-info: the DWARF of every walked instruction of a rewritten
+ * function, at its new address in the new image, is what it was at its old address in
+ * the old one.  Read with elfutils' libdw (the only file that includes it), each image
+ * on its own, knowing nothing of how the new DWARF was written:
+ *
+ *   line rows    the rows of .debug_line that start at the address, in order (file
+ *                name, line, column, discriminator, is_stmt, basic_block,
+ *                prologue_end, epilogue_begin, isa, op_index; several rows at one
+ *                address are its views), or, if none starts there, the row covering it;
+ *   scopes       the chain of DW_TAG_subprogram, DW_TAG_inlined_subroutine and
+ *                DW_TAG_lexical_block DIEs whose pc ranges hold the address, outermost
+ *                first, each by tag, name (through DW_AT_abstract_origin), call file
+ *                name, line and column, and its position among its parent's children
+ *                (so two sibling blocks cannot trade ranges).
+ *
+ * The instructions are the old addresses the walk mapped (walk.c): a jmp the layout
+ * removed has no new address and is not compared; an instruction the layout added has
+ * no old one.  The DWARF standard is the reference: DWARF 5, section 6.2 (line
+ * programs) and 2.17 (code addresses and ranges).
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../common/util.h"
+#include "internal.h"
+
+/* One scope of a chain: a node of a per-function tree, 0 the root (no scope) */
+struct scope_node {
+	uint32_t parent;
+	int tag;
+	uint32_t ordinal;	/* among its parent DIE's children */
+	const char *name, *call_file;
+	Dwarf_Word call_line, call_column;
+};
+
+/* What one image says of one function: per offset, its rows and its scope chain */
+struct func_dwarf {
+	Dwarf_Lines *lines;
+	size_t nr_lines;
+	uint32_t *row_first;	/* per offset: first row (index in lines) */
+	uint16_t *nr_rows;	/* per offset: rows starting there; 0: row_first covers it */
+	uint32_t *chain;	/* per offset: innermost scope_node */
+	struct scope_node *nodes;
+	size_t nr_nodes, nodes_cap;
+};
+
+/* One image's DWARF, and its top-level subprogram ranges of the CU last asked */
+struct dwarf_side {
+	const char *path;
+	int fd;
+	Dwarf *dbg;
+	Dwarf_Off cu_off;
+	bool have_cu, have_progs;	/* progs: of the current CU, loaded when asked */
+	Dwarf_Die cu;
+	Dwarf_Files *files;
+	struct prog_range {
+		uint64_t lo, hi;
+		Dwarf_Off die;
+		uint32_t ordinal;
+	} *progs;
+	size_t nr_progs, progs_cap;
+};
+
+struct dwarf_check {
+	struct verifier *v;
+	struct dwarf_side a, b;
+	FILE *map;		/* KBOLT_DEBUG_MAP: the pairs compared */
+	unsigned int what;	/* VERIFY_DEBUG_* */
+	size_t funcs, insns;	/* compared, for the summary */
+};
+
+static int side_open(struct dwarf_side *s, const char *path)
+{
+	s->path = path;
+	s->fd = open(path, O_RDONLY);
+	if (s->fd < 0) {
+		pr_err(path, "%s", strerror(errno));
+		return -errno;
+	}
+	s->dbg = dwarf_begin(s->fd, DWARF_C_READ);
+	if (!s->dbg) {
+		pr_err(path, "verify: no DWARF to check: %s", dwarf_errmsg(-1));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void side_close(struct dwarf_side *s)
+{
+	if (s->dbg)
+		dwarf_end(s->dbg);
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->progs);
+	*s = (struct dwarf_side){ .fd = -1 };
+}
+
+/*
+ * libdw keeps the rows of every unit it decoded until dwarf_end(): a random layout
+ * reads them all (960 MB in all on 6.1).  The functions come in address order, which is
+ * mostly unit order, so both images are opened afresh every so many functions
+ * (on 6.1, every 2048: 15 s and 690 MB in all; every 256: 38 s and 490 MB).
+ */
+#define FUNCS_PER_OPEN 2048
+
+static int side_reopen(struct dwarf_side *s)
+{
+	const char *path = s->path;
+
+	side_close(s);
+	return side_open(s, path);
+}
+
+static int cmp_prog(const void *x, const void *y)
+{
+	const struct prog_range *p = x, *q = y;
+
+	return p->lo < q->lo ? -1 : p->lo > q->lo;
+}
+
+/* The pc ranges of every top-level DIE of the CU (subprograms), sorted */
+static void load_progs(struct dwarf_side *s)
+{
+	Dwarf_Die die;
+	uint32_t ordinal = 0;
+
+	s->nr_progs = 0;
+	if (dwarf_child(&s->cu, &die))
+		return;
+	do {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t it = 0;
+
+		if (dwarf_tag(&die) == DW_TAG_subprogram)
+			while ((it = dwarf_ranges(&die, it, &base, &lo, &hi)) > 0) {
+				GROW(s->progs, s->progs_cap, s->nr_progs + 1);
+				s->progs[s->nr_progs++] = (struct prog_range){
+					lo, hi, dwarf_dieoffset(&die), ordinal };
+			}
+		ordinal++;
+	} while (!dwarf_siblingof(&die, &die));
+	qsort(s->progs, s->nr_progs, sizeof(*s->progs), cmp_prog);
+}
+
+/* The CU holding addr made current; false if the image has no DWARF there */
+static bool find_cu(struct dwarf_side *s, uint64_t addr)
+{
+	Dwarf_Die cu;
+	size_t nr_files;
+
+	if (!dwarf_addrdie(s->dbg, addr, &cu))
+		return false;
+	if (s->have_cu && dwarf_dieoffset(&cu) == s->cu_off)
+		return true;
+	s->cu = cu;
+	s->cu_off = dwarf_dieoffset(&cu);
+	s->have_cu = true;
+	if (dwarf_getsrcfiles(&s->cu, &s->files, &nr_files))
+		s->files = NULL;
+	s->have_progs = false;
+	return true;
+}
+
+static uint32_t new_node(struct func_dwarf *fd, uint32_t parent, const struct scope_node *tmpl)
+{
+	GROW(fd->nodes, fd->nodes_cap, fd->nr_nodes + 1);
+	fd->nodes[fd->nr_nodes] = *tmpl;
+	fd->nodes[fd->nr_nodes].parent = parent;
+	return fd->nr_nodes++;
+}
+
+static void describe_scope(struct dwarf_side *s, Dwarf_Die *die, uint32_t ordinal,
+			   struct scope_node *n)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word file = 0;
+
+	memset(n, 0, sizeof(*n));
+	n->tag = dwarf_tag(die);
+	n->ordinal = ordinal;
+	n->name = dwarf_diename(die);	/* follows DW_AT_abstract_origin */
+	if (dwarf_attr(die, DW_AT_call_file, &attr) && !dwarf_formudata(&attr, &file) &&
+	    s->files)
+		n->call_file = dwarf_filesrc(s->files, file, NULL, NULL);
+	if (dwarf_attr(die, DW_AT_call_line, &attr))
+		dwarf_formudata(&attr, &n->call_line);
+	if (dwarf_attr(die, DW_AT_call_column, &attr))
+		dwarf_formudata(&attr, &n->call_column);
+}
+
+/*
+ * die's scope pushed onto the chain of every offset of [start, start + size) its
+ * ranges hold; then its children's, inside.  Runs of offsets with one chain share a
+ * node.
+ */
+static void apply_scope(struct dwarf_side *s, struct func_dwarf *fd, Dwarf_Die *die,
+			uint32_t ordinal, uint64_t start, uint64_t size)
+{
+	Dwarf_Addr base, lo, hi;
+	struct scope_node n;
+	ptrdiff_t it = 0;
+	bool inside = false;
+	Dwarf_Die child;
+	uint32_t k = 0;
+
+	describe_scope(s, die, ordinal, &n);
+	while ((it = dwarf_ranges(die, it, &base, &lo, &hi)) > 0) {
+		uint32_t last_parent = UINT32_MAX, last_node = 0;
+
+		if (hi <= start || lo >= start + size)
+			continue;
+		inside = true;
+		for (uint64_t a = lo < start ? start : lo; a < hi && a < start + size; a++) {
+			uint32_t *c = &fd->chain[a - start];
+
+			if (*c != last_parent) {
+				last_parent = *c;
+				last_node = new_node(fd, *c, &n);
+			}
+			*c = last_node;
+		}
+	}
+	if (!inside || dwarf_child(die, &child))
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine)
+			apply_scope(s, fd, &child, k, start, size);
+		k++;
+	} while (!dwarf_siblingof(&child, &child));
+}
+
+static void load_scopes(struct dwarf_side *s, struct func_dwarf *fd, uint64_t start,
+			uint64_t size)
+{
+	size_t i = upper_bound_u64(s->progs, s->nr_progs, sizeof(*s->progs),
+				   offsetof(struct prog_range, lo), start);
+	Dwarf_Off done = 0;
+
+	if (!s->have_progs) {
+		load_progs(s);
+		s->have_progs = true;
+		i = upper_bound_u64(s->progs, s->nr_progs, sizeof(*s->progs),
+				    offsetof(struct prog_range, lo), start);
+	}
+	/* ranges start in order: one starting before start may still reach into it */
+	for (i = i ? i - 1 : 0; i < s->nr_progs && s->progs[i].lo < start + size; i++) {
+		Dwarf_Die die;
+
+		if (s->progs[i].hi <= start || s->progs[i].die == done ||
+		    !dwarf_offdie(s->dbg, s->progs[i].die, &die))
+			continue;
+		done = s->progs[i].die;	/* its ranges are all applied at once */
+		apply_scope(s, fd, &die, s->progs[i].ordinal, start, size);
+	}
+}
+
+static uint64_t line_addr(Dwarf_Lines *lines, size_t k)
+{
+	Dwarf_Addr a = 0;
+
+	dwarf_lineaddr(dwarf_onesrcline(lines, k), &a);
+	return a;
+}
+
+static bool is_end_sequence(Dwarf_Lines *lines, size_t k)
+{
+	bool end = false;
+
+	dwarf_lineendsequence(dwarf_onesrcline(lines, k), &end);
+	return end;
+}
+
+/*
+ * Per offset marked in want: the rows starting there, or the one covering it.  The
+ * CU's rows are sorted by address (libdw sorts them).
+ */
+static void load_rows(struct dwarf_side *s, struct func_dwarf *fd, uint64_t start,
+		      uint64_t size, const unsigned char *want)
+{
+	size_t lo = 0, hi;
+
+	if (dwarf_getsrclines(&s->cu, &fd->lines, &fd->nr_lines)) {
+		fd->lines = NULL;
+		fd->nr_lines = 0;
+	}
+	hi = fd->nr_lines;
+	while (lo < hi) {	/* the first row at or after start */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (line_addr(fd->lines, mid) < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (uint64_t off = 0; off < size; off++) {
+		uint64_t a = start + off;
+		size_t first, nr = 0;
+
+		while (lo < fd->nr_lines && line_addr(fd->lines, lo) < a)
+			lo++;
+		if (!want[off])
+			continue;
+		first = lo;
+		for (size_t k = lo; k < fd->nr_lines && line_addr(fd->lines, k) == a; k++)
+			if (!is_end_sequence(fd->lines, k) && nr < UINT16_MAX)
+				nr++;
+		/* the end of a sequence at a sorts first: skip it */
+		while (nr && is_end_sequence(fd->lines, first))
+			first++;
+		if (!nr && (!first || is_end_sequence(fd->lines, first - 1)))
+			first = UINT32_MAX;	/* no row: outside every sequence */
+		else if (!nr)
+			first--;
+		fd->row_first[off] = first;
+		fd->nr_rows[off] = nr;
+	}
+}
+
+static bool same_str(const char *x, const char *y)
+{
+	return x == y || (x && y && !strcmp(x, y));
+}
+
+static bool same_row(Dwarf_Line *x, Dwarf_Line *y)
+{
+	int lx = 0, ly = 0, cx = 0, cy = 0;
+	bool bx[4] = { 0 }, by[4] = { 0 };
+	unsigned int ux[3] = { 0 }, uy[3] = { 0 };
+
+	dwarf_lineno(x, &lx);
+	dwarf_lineno(y, &ly);
+	dwarf_linecol(x, &cx);
+	dwarf_linecol(y, &cy);
+	dwarf_linebeginstatement(x, &bx[0]);
+	dwarf_linebeginstatement(y, &by[0]);
+	dwarf_lineblock(x, &bx[1]);
+	dwarf_lineblock(y, &by[1]);
+	dwarf_lineprologueend(x, &bx[2]);
+	dwarf_lineprologueend(y, &by[2]);
+	dwarf_lineepiloguebegin(x, &bx[3]);
+	dwarf_lineepiloguebegin(y, &by[3]);
+	dwarf_lineisa(x, &ux[0]);
+	dwarf_lineisa(y, &uy[0]);
+	dwarf_linediscriminator(x, &ux[1]);
+	dwarf_linediscriminator(y, &uy[1]);
+	dwarf_lineop_index(x, &ux[2]);
+	dwarf_lineop_index(y, &uy[2]);
+	return lx == ly && cx == cy && !memcmp(bx, by, sizeof(bx)) && !memcmp(ux, uy, sizeof(ux)) &&
+	       same_str(dwarf_linesrc(x, NULL, NULL), dwarf_linesrc(y, NULL, NULL));
+}
+
+static const char *row_str(const struct func_dwarf *fd, uint32_t first, char *buf, size_t size)
+{
+	Dwarf_Line *l;
+	int line = 0;
+	const char *file;
+
+	if (first == UINT32_MAX)
+		return "no row";
+	l = dwarf_onesrcline(fd->lines, first);
+	file = dwarf_linesrc(l, NULL, NULL);
+	dwarf_lineno(l, &line);
+	snprintf(buf, size, "%s:%d", file ? file : "?", line);
+	return buf;
+}
+
+/*
+ * The rows an instruction has: those starting at it, or the one covering it.  A block
+ * that moved may get a copy of the row that covered it where a row now has to start:
+ * the same row, so one covering row and one starting row compare equal.
+ */
+static unsigned int nr_effective(const struct func_dwarf *fd, uint64_t off)
+{
+	if (fd->row_first[off] == UINT32_MAX)
+		return 0;
+	return fd->nr_rows[off] ? fd->nr_rows[off] : 1;
+}
+
+static void compare_rows(struct dwarf_check *c, const struct vfunc *f, uint64_t o,
+			 const struct func_dwarf *x, const struct func_dwarf *y)
+{
+	uint32_t n = f->map[o];
+	uint32_t fx = x->row_first[o], fy = y->row_first[n];
+	unsigned int nr = nr_effective(x, o);
+	bool same = nr == nr_effective(y, n);
+	char bx[256], by[256];
+
+	for (unsigned int k = 0; same && k < nr; k++)
+		same = same_row(dwarf_onesrcline(x->lines, fx + k),
+				dwarf_onesrcline(y->lines, fy + k));
+	if (!same)
+		verify_fail(c->v, f->sym->addr + o, "debug info: line rows at new +0x%x (%s, %u "
+			    "starting there) are not the old ones (%s, %u)", n,
+			    row_str(y, fy, by, sizeof(by)), y->nr_rows[n],
+			    row_str(x, fx, bx, sizeof(bx)), x->nr_rows[o]);
+}
+
+static bool same_node(const struct scope_node *p, const struct scope_node *q)
+{
+	return p->tag == q->tag && p->ordinal == q->ordinal && p->call_line == q->call_line &&
+	       p->call_column == q->call_column && same_str(p->name, q->name) &&
+	       same_str(p->call_file, q->call_file);
+}
+
+static const char *chain_str(const struct func_dwarf *fd, uint32_t k, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (; k && len + 1 < size; k = fd->nodes[k].parent) {
+		const struct scope_node *n = &fd->nodes[k];
+
+		len += snprintf(buf + len, size - len, "%s%s", len ? " in " : "",
+				n->name ? n->name : n->tag == DW_TAG_lexical_block ? "{block}" :
+				"?");
+	}
+	return len ? buf : "none";
+}
+
+static void compare_scopes(struct dwarf_check *c, const struct vfunc *f, uint64_t o,
+			   const struct func_dwarf *x, const struct func_dwarf *y)
+{
+	uint32_t p = x->chain[o], q = y->chain[f->map[o]];
+	char bx[256], by[256];
+
+	for (; p && q; p = x->nodes[p].parent, q = y->nodes[q].parent)
+		if (!same_node(&x->nodes[p], &y->nodes[q]))
+			break;
+	if (!p && !q)
+		return;
+	verify_fail(c->v, f->sym->addr + o, "debug info: scopes at new +0x%x (%s) are not the "
+		    "old ones (%s)", f->map[o], chain_str(y, y->chain[f->map[o]], by, sizeof(by)),
+		    chain_str(x, x->chain[o], bx, sizeof(bx)));
+}
+
+static void func_dwarf_init(struct func_dwarf *fd, uint64_t size)
+{
+	fd->row_first = xrealloc(fd->row_first, size * sizeof(*fd->row_first));
+	fd->nr_rows = xrealloc(fd->nr_rows, size * sizeof(*fd->nr_rows));
+	fd->chain = xrealloc(fd->chain, size * sizeof(*fd->chain));
+	memset(fd->row_first, 0xff, size * sizeof(*fd->row_first));
+	memset(fd->nr_rows, 0, size * sizeof(*fd->nr_rows));
+	memset(fd->chain, 0, size * sizeof(*fd->chain));
+	fd->lines = NULL;
+	fd->nr_lines = 0;
+	fd->nr_nodes = 0;
+	new_node(fd, 0, &(struct scope_node){ 0 });	/* the root: no scope */
+}
+
+/*
+ * One side's view of f: the offsets in want, which its DWARF may not cover at all
+ * (false: no unit holds f's start)
+ */
+static bool load_func(struct dwarf_side *s, struct func_dwarf *fd, uint64_t start,
+		      uint64_t size, const unsigned char *want, unsigned int what)
+{
+	func_dwarf_init(fd, size);
+	if (!find_cu(s, start))
+		return false;
+	load_rows(s, fd, start, size, want);
+	if (what & VERIFY_DEBUG_SCOPES)
+		load_scopes(s, fd, start, size);
+	return true;
+}
+
+static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func_dwarf *x,
+		       struct func_dwarf *y, unsigned char *want_a, unsigned char *want_b)
+{
+	uint64_t size = f->sym->size, elf_size = kmeta_elf_size(f->sym);
+	Dwarf_Off cu;
+	bool in_unit;
+
+	memset(want_a, 0, size);
+	memset(want_b, 0, size);
+	for (uint64_t o = 0; o < size; o++)
+		if (f->map[o] != UNMAPPED) {
+			want_a[o] = 1;
+			want_b[f->map[o]] = 1;
+		}
+	in_unit = load_func(&c->a, x, f->sym->addr, size, want_a, c->what);
+	if (!load_func(&c->b, y, f->sym->addr, size, want_b, c->what) && in_unit)
+		verify_fail(c->v, f->sym->addr, "debug info: no unit holds it in the new image");
+	cu = c->b.cu_off;
+	for (uint64_t o = 0; o < size; o++) {
+		if (f->map[o] == UNMAPPED)
+			continue;
+		/* grown into the padding: still inside its unit, as addr2line finds units */
+		if (in_unit && f->map[o] >= elf_size &&
+		    (!find_cu(&c->b, f->sym->addr + f->map[o]) || c->b.cu_off != cu))
+			verify_fail(c->v, f->sym->addr + o, "debug info: new +0x%x lies outside "
+				    "the unit of its function", f->map[o]);
+		compare_rows(c, f, o, x, y);
+		if (c->map && f->olen[o] && (!o || f->olen[o - 1] != f->olen[o] + 1))
+			fprintf(c->map, "%" PRIx64 " %" PRIx64 "\n", f->sym->addr + o,
+				f->sym->addr + f->map[o]);	/* instruction starts */
+		if (c->what & VERIFY_DEBUG_SCOPES)
+			compare_scopes(c, f, o, x, y);
+		c->insns++;
+	}
+	c->funcs++;
+}
+
+static void func_dwarf_free(struct func_dwarf *fd)
+{
+	free(fd->row_first);
+	free(fd->nr_rows);
+	free(fd->chain);
+	free(fd->nodes);
+}
+
+int verify_dwarf(struct verifier *v, unsigned int what, size_t *nr_funcs, size_t *nr_insns)
+{
+	struct dwarf_check c = { .v = v, .what = what, .a.fd = -1, .b.fd = -1 };
+	struct func_dwarf x = { 0 }, y = { 0 };
+	uint64_t max = 0;
+	unsigned char *want_a, *want_b;
+	const char *map = getenv("KBOLT_DEBUG_MAP");
+	int err;
+
+	*nr_funcs = *nr_insns = 0;
+	if (!kmeta_find_sec_by_name(v->a, ".debug_info"))
+		return 0;	/* no DWARF in ORIG: none to keep true */
+	err = side_open(&c.a, v->a->path);
+	if (!err)
+		err = side_open(&c.b, v->b_file);
+	if (!err && map && !(c.map = fopen(map, "w"))) {
+		pr_err(map, "KBOLT_DEBUG_MAP: %s", strerror(errno));
+		err = -errno;
+	}
+	for (size_t k = 0; k < v->nr_f; k++)
+		if (v->f[k].sym->size > max)
+			max = v->f[k].sym->size;
+	want_a = xmalloc(max + 1);
+	want_b = xmalloc(max + 1);
+	for (size_t k = 0; !err && k < v->nr_f; k++) {
+		if (k && !(k % FUNCS_PER_OPEN)) {
+			err = side_reopen(&c.a);
+			if (!err)
+				err = side_reopen(&c.b);
+		}
+		if (!err)
+			check_func(&c, &v->f[k], &x, &y, want_a, want_b);
+	}
+	free(want_a);
+	free(want_b);
+	func_dwarf_free(&x);
+	func_dwarf_free(&y);
+	side_close(&c.a);
+	side_close(&c.b);
+	if (c.map)
+		fclose(c.map);
+	*nr_funcs = c.funcs;
+	*nr_insns = c.insns;
+	return err;
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The debug information of moved code (optimize --update-debug, verify --debug-info).
+# On the flow fixture assembled with DWARF 4 and with DWARF 5 (fixtures/flow.S, one
+# instruction a source line so that every instruction has its own line row): random
+# layouts with --update-debug are written and pass verify --debug-info; an output
+# without it fails that proof (it can fail); addr2line gives every moved instruction's
+# old line at its new address; llvm-dwarfdump --verify finds nothing new; the
+# relocations of .debug_line and .debug_info hold what they say.  On Debian's 6.1: a
+# random layout (seed 1) and a profile layout with --update-debug are written and
+# proven; addr2line agrees on 500 moved instructions sampled from the proof's map
+# (KBOLT_DEBUG_MAP), where the old DWARF disagrees on most; the relocations of
+# .debug_line hold what they say.
+. "$(dirname "$0")/lib.sh"
+
+KBOLT=${KBOLT:-$top/kbolt/kbolt}
+case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
+sanitized=0
+case "${OUT:-.build/default}" in *san*) sanitized=1 ;; esac
+fx=$top/selftests/fixtures
+relocs=$fx/debug_relocs.py
+dwarfdump=$(command -v llvm-dwarfdump-19 || command -v llvm-dwarfdump || true)
+
+# sample_addr2line MAP OLD NEW N: N pairs of MAP; sets same (N or fewer) and stale
+# (how many of the old image's lines at the new addresses differ)
+sample_addr2line() {
+	local map=$1 old=$2 new=$3 n=$4
+	shuf -n "$n" --random-source=<(yes) "$map" > "$tmp/sample"
+	cut -d' ' -f1 "$tmp/sample" | sed 's/^/0x/' | addr2line -e "$old" > "$tmp/a.old"
+	cut -d' ' -f2 "$tmp/sample" | sed 's/^/0x/' | addr2line -e "$new" > "$tmp/a.new"
+	cut -d' ' -f2 "$tmp/sample" | sed 's/^/0x/' | addr2line -e "$old" > "$tmp/a.stale"
+	same=$(paste -d'|' "$tmp/a.old" "$tmp/a.new" | awk -F'|' '$1 == $2 && $1 !~ /^\?/' | wc -l)
+	stale=$(paste -d'|' "$tmp/a.old" "$tmp/a.stale" | awk -F'|' '$1 != $2' | wc -l)
+}
+
+for v in 4 5; do
+	f=$tmp/flow$v
+	# one instruction a line: the macros of flow.S expand to ';'-separated lines
+	if ! gcc -E -P -x assembler-with-cpp "$fx/flow.S" | tr ';' '\n' > "$f.s" ||
+	   ! as --gdwarf-$v -o "$f.o" "$f.s" ||
+	   ! ld -q -e _text -T "$fx/vmlinux.lds" --no-warn-rwx-segments -o "$f" "$f.o"; then
+		fail "DWARF $v: assemble the flow fixture"
+		continue
+	fi
+	bad=
+	for s in 1 2 3 4 5; do
+		"$KBOLT" optimize "$f" -o "$f.$s" --layout random --seed "$s" --update-debug \
+			2>"$f.$s.err" >/dev/null || bad="$bad $s"
+	done
+	check_eq "DWARF $v: random layouts 1-5 with --update-debug written (line rows proven)" \
+		"" "$bad"
+	check_match "DWARF $v: verify --debug-info proves rows and scopes of every moved instruction" \
+		'[1-9][0-9]* instructions in [1-9][0-9]* functions compared: verified$' \
+		"$("$KBOLT" verify --debug-info "$f" "$f.1" 2>&1)"
+	"$KBOLT" optimize "$f" -o "$f.plain" --layout random --seed 1 >/dev/null 2>&1
+	out=$("$KBOLT" verify --debug-info "$f" "$f.plain" 2>&1); rc=$?
+	check_eq "DWARF $v: without --update-debug, verify --debug-info fails (exit 1)" 1 "$rc"
+	check_match "... naming an instruction whose line row moved" \
+		'verify: flow_[a-z0-9_]+\+0x[0-9a-f]+: debug info: line rows at new \+0x' "$out"
+	KBOLT_DEBUG_MAP=$tmp/map$v "$KBOLT" verify --debug-info=lines "$f" "$f.1" >/dev/null 2>&1
+	sample_addr2line "$tmp/map$v" "$f" "$f.1" 100000
+	n=$(wc -l < "$tmp/map$v")
+	check_eq "DWARF $v: addr2line: the old line at the new address, all $n moved instructions" \
+		"$n" "$same"
+	check "DWARF $v: relocations of .debug_line and .debug_info hold what they say" \
+		/usr/bin/python3 "$relocs" "$f.1" .debug_line .debug_info
+	if [ -z "$dwarfdump" ]; then
+		skip "DWARF $v: llvm-dwarfdump --verify finds nothing new" "no llvm-dwarfdump"
+	else
+		check_eq "DWARF $v: llvm-dwarfdump --verify finds nothing new" \
+			"$("$dwarfdump" --verify "$f" 2>&1 | grep -ci error)" \
+			"$("$dwarfdump" --verify "$f.1" 2>&1 | grep -ci error)"
+	fi
+done
+
+out=$("$KBOLT" optimize "$tmp/flow5" -o "$tmp/x" --update-debug --strip-debug 2>&1); rc=$?
+check_eq "--update-debug with --strip-debug: a usage error (exit 2)" 2 "$rc"
+
+need_kernels
+if [ $have_kernels = 0 ] || [ $sanitized = 1 ]; then
+	skip "6.1: random and profile layouts with --update-debug" \
+		"$no_kernels, or the sanitized pass"
+	done_testing
+	exit
+fi
+V=$VMLINUX_61
+progress "6.1: random layout, seed 1, --update-debug"
+if "$KBOLT" optimize "$V" -o "$tmp/rand" --layout random --seed 1 --update-debug \
+	2>"$tmp/rand.err" >/dev/null; then
+	ok "6.1: random layout with --update-debug written, its line rows proven"
+	out=$(KBOLT_DEBUG_MAP=$tmp/map61 "$KBOLT" verify --debug-info=lines "$V" "$tmp/rand" 2>&1)
+	check_match "... and by verify --debug-info=lines on its own" \
+		'debug info of [0-9]{7} instructions in [0-9]{5} functions compared: verified$' "$out"
+	echo "# $out"
+	sample_addr2line "$tmp/map61" "$V" "$tmp/rand" 500
+	check_eq "... addr2line: the old line at the new address, 500 moved instructions" 500 "$same"
+	check_match "... where the old DWARF is wrong for most ($stale of 500)" '^[1-4][0-9]{2}$' "$stale"
+	check "... relocations of .debug_line hold what they say" \
+		/usr/bin/python3 "$relocs" "$tmp/rand" .debug_line
+	rm -f "$tmp/rand"
+else
+	fail "6.1: random layout with --update-debug written, its line rows proven" \
+		"$(head -n 5 "$tmp/rand.err")"
+fi
+progress "6.1: profile layout (proc), --update-debug"
+if ! prof=$("$top/scripts/cached-profile" "$V" proc 2>"$tmp/prof.err"); then
+	skip "6.1: profile layout with --update-debug" "no proc profile: $(tail -n 1 "$tmp/prof.err")"
+elif "$KBOLT" optimize "$V" -o "$tmp/prof" --profile "$prof" --update-debug \
+	2>"$tmp/prof.err" >/dev/null; then
+	ok "6.1: profile layout with --update-debug written, its line rows proven"
+else
+	fail "6.1: profile layout with --update-debug written, its line rows proven" \
+		"$(head -n 5 "$tmp/prof.err")"
+fi
+done_testing
