@@ -65,6 +65,14 @@ check_match "... saying to print it" "nommap.txt: error: kbolt: no mmap event of
 check_match "a malformed entry: one line naming it" \
 	'bad.txt: error: kbolt: line 2: not perf script -F brstack or -F ip output:' \
 	"$("$KBOLT" check-profile "$tmp/flow" "$tmp/bad.txt" 2>&1)"
+{ echo "$mmap"; echo "            bash  1234  "; sed 1d "$tmp/perf.txt"; } >"$tmp/empty-first.txt"
+check_match "an empty branch stack, the first sample too, counts nothing" \
+	'empty-first.txt: 8 records \(weight 16\): 8 agree with the code' \
+	"$("$KBOLT" check-profile "$tmp/flow" "$tmp/empty-first.txt" 2>&1)"
+{ echo "$mmap"; echo "            bash  1234  "; } >"$tmp/only-empty.txt"
+check_match "... but a text of nothing else is not perf's: one line naming the first" \
+	'only-empty.txt: error: kbolt: line 2: not perf script -F brstack or -F ip output:' \
+	"$("$KBOLT" check-profile "$tmp/flow" "$tmp/only-empty.txt" 2>&1)"
 sed 's/^text .*/text ffffffff84000000/' "$tmp/perf.prof" >"$tmp/other-run.prof"
 check_match "two KASLR offsets are not merged" 'addresses of two KASLR offsets are not merged$' \
 	"$("$KBOLT" profile merge "$tmp/perf.prof" "$tmp/other-run.prof" -o "$tmp/m.prof" 2>&1)"

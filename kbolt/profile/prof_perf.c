@@ -114,6 +114,8 @@ struct perf_state {
 	bool want_leaf;		/* the sample line had no ip: the callchain's first is it */
 	bool seen_brstack;
 	uint64_t nr_ips;
+	size_t first_odd;	/* the first line with neither entries nor an ip, 0 if none */
+	char odd_line[81];
 };
 
 static void add_ip(struct prof *p, struct perf_state *st, uint64_t ip)
@@ -148,7 +150,7 @@ static int parse_ip_line(struct prof *p, struct perf_state *st, char **tok, int 
 		return 0;
 	}
 	if (prof_parse_number(tok[at], 16, UINT64_MAX, &ip))
-		return st->seen_brstack ? 0 : -EINVAL;	/* an empty branch stack */
+		return 1;	/* an empty branch stack, or not perf's text: perf_read() decides */
 	/* the event, unless that field is the time ("10.000250:") */
 	if (at && strspn(tok[at - 1], "0123456789.:") != strlen(tok[at - 1]))
 		snprintf(p->event, sizeof(p->event), "%.*s", (int)strlen(tok[at - 1]) - 1,
@@ -206,7 +208,11 @@ static int perf_read(struct prof *p, FILE *f)
 			continue;
 		err = strstr(line, "PERF_RECORD_") ? parse_mmap(p, line) :
 		      parse_sample(p, &st, line);
-		if (err) {
+		if (err > 0 && !st.first_odd) {
+			st.first_odd = lineno;
+			snprintf(st.odd_line, sizeof(st.odd_line), "%.80s", line);
+		}
+		if (err < 0) {
 			pr_err(p->path, "line %zu: not perf script -F brstack or -F ip output: %.80s",
 			       lineno, line);
 			return err;
@@ -214,6 +220,15 @@ static int perf_read(struct prof *p, FILE *f)
 	}
 	if (err)
 		return err;
+	/*
+	 * A line with neither entries nor an ip is an empty branch stack in a recording of
+	 * branch stacks (any line of it, the first too); in anything else, it is not perf's.
+	 */
+	if (st.first_odd && !st.seen_brstack) {
+		pr_err(p->path, "line %zu: not perf script -F brstack or -F ip output: %s",
+		       st.first_odd, st.odd_line);
+		return -EINVAL;
+	}
 	/* a recording of ips only: the branch stacks' name otherwise, as before */
 	snprintf(p->recorder, sizeof(p->recorder), "%s",
 		 st.nr_ips && !st.seen_brstack ? "perf-ip" : "perf-brstack");
