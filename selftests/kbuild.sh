@@ -181,7 +181,7 @@ for ver in ${KBOLT_KBUILD_VERSIONS:-6.1 6.12}; do
 	if [ -s "$other" ] && oprof=$("$top/scripts/cached-profile" "$other" proc 2>/dev/null); then
 		mk "$tmp/bad.log" kbolt KBOLT_PROFILE="$oprof"; rc=$?
 		check "$ver: a profile of another kernel stops the build" test "$rc" -ne 0
-		check_match "... with kbolt's line naming the build-id" 'build-id' "$(grep -m1 'kbolt' "$tmp/bad.log")"
+		check_match "... with kbolt's line naming the build-id" 'build-id' "$(grep -m1 'error: kbolt' "$tmp/bad.log")"
 		check "... and no vmlinux is left" test ! -e "$obj/vmlinux"
 	else
 		skip "$ver: a profile of another kernel" "the other lab kernel is not built"
