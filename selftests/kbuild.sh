@@ -26,9 +26,8 @@ esac
 VMTEST=$top/scripts/vmtest
 KBOLT=${KBOLT:-$top/kbolt/kbolt}
 case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
-# as scripts/build-kernel builds the trees, so that nothing is linked again
-export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026' KBUILD_BUILD_USER=kbolt KBUILD_BUILD_HOST=lab \
-	KBUILD_BUILD_VERSION=1
+# as scripts/build-kernel builds the trees (scripts/kernels.conf)
+lab_build_env
 
 # --- kbuild-apply, on the files each series touches, from the pristine source ---
 for ver in 6.1 6.12; do

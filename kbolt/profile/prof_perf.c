@@ -196,6 +196,12 @@ static int parse_sample(struct prof *p, struct perf_state *st, const char *line)
 	return 0;
 }
 
+static int not_perf(const struct prof *p, size_t lineno, const char *line)
+{
+	pr_err(p->path, "line %zu: not perf script -F brstack or -F ip output: %.80s", lineno, line);
+	return -EINVAL;
+}
+
 static int perf_read(struct prof *p, FILE *f)
 {
 	struct perf_state st = { .want_leaf = false };
@@ -212,11 +218,8 @@ static int perf_read(struct prof *p, FILE *f)
 			st.first_odd = lineno;
 			snprintf(st.odd_line, sizeof(st.odd_line), "%.80s", line);
 		}
-		if (err < 0) {
-			pr_err(p->path, "line %zu: not perf script -F brstack or -F ip output: %.80s",
-			       lineno, line);
-			return err;
-		}
+		if (err < 0)
+			return not_perf(p, lineno, line);
 	}
 	if (err)
 		return err;
@@ -224,11 +227,8 @@ static int perf_read(struct prof *p, FILE *f)
 	 * A line with neither entries nor an ip is an empty branch stack in a recording of
 	 * branch stacks (any line of it, the first too); in anything else, it is not perf's.
 	 */
-	if (st.first_odd && !st.seen_brstack) {
-		pr_err(p->path, "line %zu: not perf script -F brstack or -F ip output: %s",
-		       st.first_odd, st.odd_line);
-		return -EINVAL;
-	}
+	if (st.first_odd && !st.seen_brstack)
+		return not_perf(p, st.first_odd, st.odd_line);
 	/* a recording of ips only: the branch stacks' name otherwise, as before */
 	snprintf(p->recorder, sizeof(p->recorder), "%s",
 		 st.nr_ips && !st.seen_brstack ? "perf-ip" : "perf-brstack");
