@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# BOLT's YAML profile (Documentation/profile-format.rst, "BOLT's YAML"): each block found
+# at the offset BOLT keeps in the low 16 bits of its hash, its last instruction its
+# insns-th; successors from there, calls from the block's start plus off.  On
+# selftests/fixtures/yaml.S linked at a user address: a hand-made YAML (what llvm-bolt-19
+# wrote of in.fdata below) and, where llvm-bolt-19 is installed, the YAML it writes
+# (-w) of that fdata now, every record agreeing with the code; a profile of samples;
+# records it cannot place left out, counted, with a warning; and refusals, each exit 1
+# with one line naming the file and line: malformed YAML, an unknown key, a function
+# the kernel does not have (left out with --force), a bid out of range, a count that
+# is not a number, another build-id, and use by a command without the vmlinux.
+. "$(dirname "$0")/lib.sh"
+
+KBOLT=${KBOLT:-$top/kbolt/kbolt}
+case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
+
+sed 's/0xffffffff81000000/0x401000/' "$top/selftests/fixtures/vmlinux.lds" >"$tmp/u.lds"
+if ! gcc -c -o "$tmp/yaml.o" "$top/selftests/fixtures/yaml.S" ||
+   ! ld -q --build-id -e _text -T "$tmp/u.lds" --no-warn-rwx-segments -o "$tmp/img" "$tmp/yaml.o"; then
+	fail "the fixture builds"
+	done_testing
+	exit 1
+fi
+img=$tmp/img
+id=$(readelf -n "$img" | awk '/Build ID/ { print $3 }')
+
+cat >"$tmp/in.fdata" <<'EOF'
+1 yf_join 2 1 yf_join 6 0 3
+1 yf_join 2 1 yf_join 4 0 5
+1 yf_join 4 1 yf_join 8 0 5
+1 yf_tail 2 1 yf_tail 6 0 4
+1 yf_tail 2 1 yf_tail 4 0 2
+1 yf_tail 4 1 yf_leaf 0 0 2
+1 yf_tail 8 1 yf_leaf 0 0 1
+1 yf_tail 8 1 yf_tail a 0 3
+1 yf_tail a 1 yf_join 0 0 3
+1 yf_trap 2 1 yf_trap 6 0 6
+1 yf_trap 7 1 yf_leaf 0 0 6
+EOF
+# what llvm-bolt-19 -w wrote of in.fdata (the build-id is the fixture's)
+sed "s/@ID@/$id/" >"$tmp/hand.yaml" <<'EOF'
+---
+header:
+  profile-version: 1
+  binary-name:     img
+  binary-build-id: @ID@
+  profile-flags:   [ lbr ]
+  profile-origin:  branch profile reader
+  profile-events:  ''
+  dfs-order:       false
+  hash-func:       xxh3
+functions:
+  - name:            yf_join
+    fid:             1
+    hash:            0x471679584A0388F0
+    exec:            3
+    nblocks:         4
+    blocks:
+      - bid:             0
+        insns:           3
+        hash:            0x6D000826EA2D0000
+        exec:            3
+        succ:            [ { bid: 1, cnt: 3 }, { bid: 2, cnt: 5 } ]
+      - bid:             1
+        insns:           1
+        hash:            0x8B4C7982580A0006
+        succ:            [ { bid: 2, cnt: 0 } ]
+      - bid:             2
+        insns:           1
+        hash:            0xB116F5F3AF0008
+  - name:            yf_tail
+    fid:             2
+    hash:            0xE39470C2211BC5DA
+    exec:            0
+    nblocks:         4
+    blocks:
+      - bid:             0
+        insns:           2
+        hash:            0xF7002F6BEA2D0000
+        succ:            [ { bid: 2, cnt: 4 }, { bid: 1, cnt: 2 } ]
+      - bid:             1
+        insns:           1
+        hash:            0x4C3623240F0004
+        calls:           [ { off: 0x0, fid: 4, cnt: 2 } ]
+      - bid:             2
+        insns:           2
+        hash:            0x1D4C1E93EA2D0006
+        calls:           [ { off: 0x2, fid: 4, cnt: 1 } ]
+        succ:            [ { bid: 3, cnt: 3 } ]
+      - bid:             3
+        insns:           1
+        hash:            0x4C3623240F000A
+        calls:           [ { off: 0x0, fid: 1, cnt: 3 } ]
+  - name:            yf_trap
+    fid:             3
+    hash:            0xC6DA0F7B408D450B
+    exec:            0
+    nblocks:         4
+    blocks:
+      - bid:             0
+        insns:           2
+        hash:            0x7B000826EA2D0000
+        succ:            [ { bid: 2, cnt: 6 }, { bid: 1, cnt: 0 } ]
+      - bid:             2
+        insns:           3
+        hash:            0x4C2446EC260006
+        calls:           [ { off: 0x1, fid: 4, cnt: 6 } ]
+  - name:            yf_leaf
+    fid:             4
+    hash:            0xA6DBA46AF08DE417
+    exec:            9
+    nblocks:         1
+    blocks:
+      - bid:             0
+        insns:           2
+        hash:            0xE417F3AF0000
+        exec:            9
+...
+EOF
+
+kinds() {	# the check-profile -j figures: records ft branch sample disagree
+	python3 -c 'import json, sys; r = json.load(sys.stdin)
+k = r["by_kind"]; print(r["records"], k["ft"], k["branch"], k["sample"], r["disagree"])'
+}
+out=$("$KBOLT" check-profile -j "$img" "$tmp/hand.yaml" 2>"$tmp/err"); rc=$?
+check_eq "hand-made YAML: check-profile passes, quietly" "0 " "$rc $(cat "$tmp/err")"
+# 6 successors with counts (2 of them fall-throughs: a jne and a je not taken) and 4
+# calls, tail calls among them
+check_eq "... 10 records: 2 fall-throughs, 8 branches (the je of 'je; jmp' from the je), none disagree" \
+	"10 2 8 0 0" "$(kinds <<<"$out")"
+check_match "... the successors' and calls' counts, weight 35" 'records \(weight 35\): 10 agree' \
+	"$("$KBOLT" check-profile "$img" "$tmp/hand.yaml")"
+json=$("$KBOLT" heatmap -j "$img" "$tmp/hand.yaml" -o "$tmp/h.svg" 2>&1)
+check_match "heatmap reads it too" '"lines":[1-9]' "$json"
+
+bolt=/usr/lib/llvm-19/bin/llvm-bolt
+if [ -x "$bolt" ]; then
+	if "$bolt" "$img" -data="$tmp/in.fdata" -w "$tmp/bolt.yaml" -o "$tmp/img.bolt" \
+		>"$tmp/bolt.log" 2>&1; then
+		out=$("$KBOLT" check-profile -j "$img" "$tmp/bolt.yaml"); rc=$?
+		check_eq "llvm-bolt-19 -w's YAML of the fdata: check-profile passes, every record agrees" \
+			"0 10 2 8 0 0" "$rc $(kinds <<<"$out")"
+	else
+		fail "llvm-bolt-19 -w writes the YAML" "$(tail -n 3 "$tmp/bolt.log")"
+	fi
+else
+	skip "llvm-bolt-19 -w's YAML of the fdata" "no $bolt"
+fi
+
+# a profile of samples (no LBR): a block's events at its first instruction
+sed -e 's/\[ lbr \]/[ sample ]/' -e 's/^        exec: .*/        events:          7/' \
+	-e '/succ:\|calls:/d' "$tmp/hand.yaml" >"$tmp/samples.yaml"
+out=$("$KBOLT" check-profile -j "$img" "$tmp/samples.yaml"); rc=$?
+check_eq "profile-flags [ sample ]: the 2 blocks with events as samples, agreeing" \
+	"0 2 0 0 2 0" "$rc $(kinds <<<"$out")"
+
+# a block whose hash holds an offset inside an instruction: its records left out, counted
+sed 's/hash:            0x8B4C7982580A0006/hash:            0x8B4C7982580A0007/' \
+	"$tmp/hand.yaml" >"$tmp/drop.yaml"
+out=$("$KBOLT" check-profile "$img" "$tmp/drop.yaml" 2>&1); rc=$?
+check_eq "a block kbolt cannot place: check-profile passes without it" 0 "$rc"
+check_match "... its edge left out and counted, with the line and why" \
+	"drop.yaml: warning: kbolt: 1 records \\(weight 3\\) kbolt cannot place in $img's code, such as line 2[0-9] \\(the offset in its hash starts no instruction, or more than one\\): left out" \
+	"$out"
+check_match "... the rest checked" 'records \(weight 32\): 9 agree' "$out"
+
+refused() {	# refused DESCRIPTION REGEX ARGS...: exit 1, one line
+	local d=$1 re=$2 out rc
+	shift 2
+	out=$("$KBOLT" "$@" 2>&1); rc=$?
+	check_eq "$d: exit 1, one line" "1 1" "$rc $(printf '%s\n' "$out" | wc -l)"
+	check_match "... saying so" "$re" "$out"
+}
+edit() {	# edit NAME SED-SCRIPT: hand.yaml edited into NAME.yaml
+	sed "$2" "$tmp/hand.yaml" >"$tmp/$1.yaml"
+}
+edit malformed 's/succ:            \[ { bid: 2, cnt: 4 }/succ:            [ { bid: 2, cnt: 4 /'
+refused "malformed YAML" '^.*malformed.yaml: error: kbolt: line [0-9]+: malformed YAML: ' \
+	check-profile "$img" "$tmp/malformed.yaml"
+edit unknown 's/name:            yf_trap/name:            no_such_function/'
+refused "a function the kernel does not have" \
+	"unknown.yaml: error: kbolt: line 53: no function no_such_function in $img: a profile of another kernel" \
+	check-profile "$img" "$tmp/unknown.yaml"
+out=$("$KBOLT" check-profile -f "$img" "$tmp/unknown.yaml" 2>&1); rc=$?
+check_eq "... with --force its records are left out, the rest checked" 0 "$rc"
+check_match "... with a warning" 'warning: kbolt: 1 functions .* such as no_such_function \(line 53\): left out \(--force\)' "$out"
+edit bid 's/      - bid:             3/      - bid:             9/'
+refused "a bid out of range" 'bid.yaml: error: kbolt: line 49: yf_tail: bid 9 out of range \(nblocks 4\)$' \
+	check-profile "$img" "$tmp/bid.yaml"
+edit succbid 's/succ:            \[ { bid: 3, cnt: 3 } \]/succ:            [ { bid: 4, cnt: 3 } ]/'
+refused "a successor's bid out of range" \
+	'succbid.yaml: error: kbolt: line 48: yf_tail: successor bid 4 out of range \(nblocks 4\)$' \
+	check-profile "$img" "$tmp/succbid.yaml"
+edit count 's/{ bid: 1, cnt: 3 }/{ bid: 1, cnt: three }/'
+refused "a count that is not a number" \
+	'count.yaml: error: kbolt: line 22: cnt: not a number \(at most 9223372036854775807\): three$' \
+	check-profile "$img" "$tmp/count.yaml"
+edit key 's/^        insns:           1$/        insn:            1/'
+refused "an unknown key" 'key.yaml: error: kbolt: line 24: block: unknown key insn$' \
+	check-profile "$img" "$tmp/key.yaml"
+edit other "s/binary-build-id: $id/binary-build-id: 0123456789abcdef/"
+refused "another build-id" 'other.yaml: error: kbolt: recorded on build-id 0123456789abcdef, but .* has build-id' \
+	check-profile "$img" "$tmp/other.yaml"
+refused "profile merge, which has no vmlinux to find the blocks in" \
+	"hand.yaml: error: kbolt: its records name functions \\(BOLT's YAML\\), not addresses" \
+	profile merge "$tmp/hand.yaml" -o "$tmp/m.prof"
+check "... nothing written" test ! -e "$tmp/m.prof"
+done_testing
