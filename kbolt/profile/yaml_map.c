@@ -7,8 +7,9 @@
  * in its low 16 bits.  A block is placed at that offset, plus any multiple of 64 KiB
  * that stays in the function, when exactly one of these starts an instruction; its
  * last instruction is its insns-th from there (BOLT counts every instruction, nops
- * included, when it writes the profile).  A successor record goes from that last
- * instruction to the successor's first, a call from the block's start plus its off to
+ * included, when it writes the profile, and a lock prefix as one of its own, as LLVM
+ * decodes it).  A successor record goes from that last instruction to the
+ * successor's first, a call from the block's start plus its off to
  * the callee's entry.  Whatever cannot be placed so is left out and counted, never
  * guessed: a block without a hash (but bid 0, the entry in either order), an offset
  * that starts no instruction or more than one, instructions that run past the
@@ -24,6 +25,7 @@
 
 #define NO_OFF UINT64_MAX
 #define HASH_OFF_SPAN 0x10000
+#define LEGACY_PREFIXES "\xf0\xf2\xf3\x2e\x36\x3e\x26\x64\x65\x66\x67"
 
 struct place {
 	uint64_t start, last;	/* addresses of the first and last instruction; NO_OFF */
@@ -69,6 +71,17 @@ static uint64_t find_offset(struct kmeta_image *img, const struct kmeta_sym *sym
 	return found;
 }
 
+static bool has_lock_prefix(struct kmeta_image *img, const struct kmeta_insn *in)
+{
+	const unsigned char *p = kmeta_bytes_at(img, in->addr, in->len);
+
+	/* the legacy prefixes, in any order, before the opcode */
+	for (unsigned int i = 0; p && i < in->len && p[i] && strchr(LEGACY_PREFIXES, p[i]); i++)
+		if (p[i] == 0xf0)
+			return true;
+	return false;
+}
+
 /* Where block b of sym lies; a reason if it cannot be placed */
 static const char *place_block(struct kmeta_image *img, const struct kmeta_sym *sym,
 			       const struct yaml_block *b, struct place *pl)
@@ -86,6 +99,9 @@ static const char *place_block(struct kmeta_image *img, const struct kmeta_sym *
 	for (uint32_t i = 0; i < b->nr_insns; i++) {
 		if (at >= sym->addr + sym->size || kmeta_insn_decode(img, at, &in))
 			return "its instructions run past the function's end";
+		/* LLVM decodes a lock prefix as an instruction of its own */
+		if (has_lock_prefix(img, &in) && ++i == b->nr_insns)
+			return "its last instruction is a lock prefix";
 		if (in.kind == KI_JCC && i + 2 == b->nr_insns) {
 			jcc = at;
 			pl->jcc_target = in.target;
