@@ -71,5 +71,18 @@ void bolt_yaml_free(struct bolt_yaml *y);
  * 0, or -EINVAL after reporting.
  */
 int yaml_map(struct kmeta_image *img, struct prof *p, bool force);
+/*
+ * yaml_map.c: how many instructions LLVM decodes in, which BOLT's insns counts: 2 for
+ * an instruction with a lock prefix (LLVM's decoder makes the prefix one of its own),
+ * else 1
+ */
+unsigned int yaml_llvm_insns(struct kmeta_image *img, const struct kmeta_insn *in);
+/*
+ * yaml_write.c: p, a profile of img's link addresses, as BOLT's YAML of img's blocks
+ * as llvm-bolt builds them (its transfers, or when it has only samples, its samples);
+ * records that have no place in those blocks left out, counted in one warning.  The
+ * number of functions written, or -EINVAL after kmeta reported an unreadable table.
+ */
+int yaml_write(struct kmeta_image *img, const struct prof *p, FILE *f);
 
 #endif

@@ -37,6 +37,12 @@ struct kmeta_sym **profile_funcs_by_name(struct kmeta_image *img);
 struct kmeta_sym *profile_find_bolt_func(struct kmeta_image *img, struct kmeta_sym **by_name,
 					 const char *name);
 /*
+ * profile_symbols.c: N of the name BOLT gives a local function, NAME/N (the Nth local
+ * function symbol called NAME, by address); 0 for a global one, named NAME
+ */
+size_t profile_bolt_local_nth(struct kmeta_image *img, struct kmeta_sym **by_name,
+			       const struct kmeta_sym *func);
+/*
  * profile_symbols.c: e's kind once its addresses are img's: PK_FALLTHROUGH if from
  * falls through to to, the next instruction; else e->kind
  */

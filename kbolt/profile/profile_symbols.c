@@ -161,24 +161,33 @@ int profile_resolve_symbols(struct kmeta_image *img, struct prof *p, bool force)
 	return 0;
 }
 
+size_t profile_bolt_local_nth(struct kmeta_image *img, struct kmeta_sym **by_name,
+			       const struct kmeta_sym *func)
+{
+	size_t nth = 1;
+
+	if (func->bind != STB_LOCAL)
+		return 0;
+	for (size_t i = first_named(by_name, img->nr_funcs, func->name, strlen(func->name));
+	     by_name[i] != func; i++)
+		nth += by_name[i]->bind == STB_LOCAL;
+	return nth;
+}
+
 /* "1 NAME OFF" of addr as BOLT names it (NAME/N for a local function); false if none */
 static bool print_loc(FILE *f, struct kmeta_image *img, struct kmeta_sym **by_name,
 		      uint64_t addr)
 {
 	struct kmeta_sym *func = kmeta_find_func_containing(img, addr);
-	size_t nth = 1, len;
+	size_t nth;
 
 	if (!func)
 		return false;
-	len = strlen(func->name);
-	if (func->bind == STB_LOCAL) {
-		for (size_t i = first_named(by_name, img->nr_funcs, func->name, len);
-		     by_name[i] != func; i++)
-			nth += by_name[i]->bind == STB_LOCAL;
+	nth = profile_bolt_local_nth(img, by_name, func);
+	if (nth)
 		fprintf(f, "1 %s/%zu %" PRIx64, func->name, nth, addr - func->addr);
-	} else {
+	else
 		fprintf(f, "1 %s %" PRIx64, func->name, addr - func->addr);
-	}
 	return true;
 }
 

@@ -71,15 +71,15 @@ static uint64_t find_offset(struct kmeta_image *img, const struct kmeta_sym *sym
 	return found;
 }
 
-static bool has_lock_prefix(struct kmeta_image *img, const struct kmeta_insn *in)
+unsigned int yaml_llvm_insns(struct kmeta_image *img, const struct kmeta_insn *in)
 {
 	const unsigned char *p = kmeta_bytes_at(img, in->addr, in->len);
 
 	/* the legacy prefixes, in any order, before the opcode */
 	for (unsigned int i = 0; p && i < in->len && p[i] && strchr(LEGACY_PREFIXES, p[i]); i++)
 		if (p[i] == 0xf0)
-			return true;
-	return false;
+			return 2;
+	return 1;
 }
 
 /* Where block b of sym lies; a reason if it cannot be placed */
@@ -100,7 +100,7 @@ static const char *place_block(struct kmeta_image *img, const struct kmeta_sym *
 		if (at >= sym->addr + sym->size || kmeta_insn_decode(img, at, &in))
 			return "its instructions run past the function's end";
 		/* LLVM decodes a lock prefix as an instruction of its own */
-		if (has_lock_prefix(img, &in) && ++i == b->nr_insns)
+		if (yaml_llvm_insns(img, &in) == 2 && ++i == b->nr_insns)
 			return "its last instruction is a lock prefix";
 		if (in.kind == KI_JCC && i + 2 == b->nr_insns) {
 			jcc = at;
