@@ -207,6 +207,112 @@ refused "profile merge, which has no vmlinux to find the blocks in" \
 	profile merge "$tmp/hand.yaml" -o "$tmp/m.prof"
 check "... nothing written" test ! -e "$tmp/m.prof"
 
+# profile-to-bolt --format yaml: kbolt's YAML of in.fdata, for llvm-bolt-19 and for kbolt
+yshape() {	# yshape FILE: per function, nblocks and the blocks' bid/insns/offset/succ/calls
+	python3 - "$1" <<'PY'
+import sys, yaml
+n = lambda v: int(v, 0)		# BaseLoader: strings only ("off" is no false)
+d = yaml.load(open(sys.argv[1]), Loader=yaml.BaseLoader)
+fids = {f['fid']: f['name'] for f in d['functions']}
+for f in sorted(d['functions'], key=lambda f: f['name']):
+    print(f['name'], f['nblocks'])
+    for b in sorted(f.get('blocks', []), key=lambda b: n(b['bid'])):
+        succ = sorted((n(s['bid']), n(s['cnt'])) for s in b.get('succ', []) if n(s['cnt']))
+        calls = sorted((n(c['off']), fids.get(c['fid'], '?'), n(c['cnt']))
+                       for c in b.get('calls', []) if n(c['cnt']))
+        print(' ', b['bid'], b['insns'], n(b['hash']) & 0xffff, succ, calls)
+PY
+}
+yweights() {	# yweights FILE: per function, the counts of its successors, calls and events
+	python3 - "$1" <<'PY'
+import sys, yaml
+d = yaml.load(open(sys.argv[1]), Loader=yaml.BaseLoader)
+for f in sorted(d['functions'], key=lambda f: f['name']):
+    bs = f.get('blocks', [])
+    w = sum(int(s['cnt']) for b in bs for s in b.get('succ', [])) + \
+        sum(int(c['cnt']) for b in bs for c in b.get('calls', [])) + \
+        sum(int(b.get('events', '0')) for b in bs)
+    if w:
+        print(f['name'], w)
+PY
+}
+out=$("$KBOLT" profile-to-bolt --format yaml -o "$tmp/k.yaml" "$img" "$tmp/in.fdata" 2>&1); rc=$?
+check_eq "profile-to-bolt --format yaml: writes the fdata's YAML, quietly" "0 " "$rc $out"
+check_eq "... the blocks, successors and calls llvm-bolt-19 -w wrote of the same fdata" \
+	"$(yshape "$tmp/hand.yaml")" "$(yshape "$tmp/k.yaml")"
+check_match "... its header: lbr, kbolt's origin, address order, xxh3" \
+	'profile-flags: +\[ lbr \] +profile-origin: +kbolt profile-to-bolt .* dfs-order: +false +hash-func: +xxh3' \
+	"$(head -n 11 "$tmp/k.yaml" | tr '\n' ' ')"
+out=$("$KBOLT" check-profile -j "$img" "$tmp/k.yaml"); rc=$?
+check_eq "... read back by check-profile: the figures of llvm-bolt-19's own YAML" \
+	"0 10 2 8 0 0" "$rc $(kinds <<<"$out")"
+"$KBOLT" profile-to-bolt --format yaml -o "$tmp/k2.yaml" "$img" "$tmp/k.yaml"
+check_eq "... written again from what was read back: the same weights per function" \
+	"$(yweights "$tmp/k.yaml")" "$(yweights "$tmp/k2.yaml")"
+check "... the same file" cmp "$tmp/k.yaml" "$tmp/k2.yaml"
+if [ -x "$bolt" ]; then
+	bopts=(-simplify-conditional-tail-calls=0 -v=1 -o "$tmp/k.bolt")
+	"$bolt" "$img" -data="$tmp/k.yaml" -profile-ignore-hash "${bopts[@]}" >"$tmp/kb.log" 2>&1
+	printf '%s\n' "$(grep -E 'matched [1-9]|non-empty' "$tmp/kb.log")" | sed 's/^/# /'
+	check_match "llvm-bolt-19 -profile-ignore-hash: every function matched by name" \
+		'BOLT-INFO: matched 4 functions with identical names' "$(cat "$tmp/kb.log")"
+	check_match "... each with a non-empty profile" \
+		'BOLT-INFO: 4 out of 4 functions in the binary \(100.0%\) have non-empty execution profile' \
+		"$(cat "$tmp/kb.log")"
+	check_eq "... no stale profile, no mismatch" "" \
+		"$(grep -iE 'stale|did not match|mismatch|no successor|out of bounds' "$tmp/kb.log")"
+	"$bolt" "$img" -data="$tmp/k.yaml" "${bopts[@]}" >"$tmp/kh.log" 2>&1
+	check_match "... without -profile-ignore-hash, stale: kbolt writes no function hash" \
+		'4 \(100.0% of all profiled\) functions have invalid \(possibly stale\) profile' \
+		"$(cat "$tmp/kh.log")"
+else
+	skip "llvm-bolt-19 reads kbolt's YAML" "no $bolt"
+fi
+# samples: each block's samples as its events
+{ printf 'kbolt-profile 1\nbuild-id %s\nrelease -\nrecorder test\n' "$id"
+  for a in yf_join yf_tail yf_trap yf_leaf; do
+	printf 'S %s 5\n' "$(nm "$img" | awk -v n=$a '$3 == n { print $1 }')"
+  done
+  printf 'S %x 4\n' $((0x$(nm "$img" | awk '$3 == "yf_trap" { print $1 }') + 7)); } >"$tmp/s.prof"
+"$KBOLT" profile-to-bolt --format yaml -o "$tmp/s.yaml" "$img" "$tmp/s.prof"
+check_eq "samples: [ sample ], the blocks' events" "[ sample ] 5 5 5 4 5" \
+	"$(sed -n 's/.*profile-flags: *//p' "$tmp/s.yaml") $(sed -n 's/^        events: *//p' "$tmp/s.yaml" | tr '\n' ' ' | sed 's/ $//')"
+out=$("$KBOLT" check-profile "$img" "$tmp/s.yaml")
+check_match "... read back, the same 24 samples" ': of these, 5 samples \(weight 24\), 0 of them disagree' "$out"
+# a record with no place in llvm-bolt's blocks: left out, counted, one warning
+{ cat "$tmp/in.fdata"; echo "1 yf_trap 7 1 yf_leaf 1 0 2"; } >"$tmp/drop.fdata"
+out=$("$KBOLT" profile-to-bolt --format yaml -o "$tmp/d.yaml" "$img" "$tmp/drop.fdata" 2>&1); rc=$?
+check_eq "a call into the middle of a function: written without it, one line" "0 1" \
+	"$rc $(printf '%s\n' "$out" | wc -l)"
+check_match "... which counts it" \
+	"drop.fdata: warning: kbolt: 1 records \\(weight 2\\) have no place in llvm-bolt's blocks of $img, such as yf_trap\\+0x7 -> yf_leaf\\+0x1 \\(a call or jump into the middle of another function\\): left out" \
+	"$out"
+check_eq "... the rest as before" "$(yweights "$tmp/k.yaml")" "$(yweights "$tmp/d.yaml")"
+# usage and bad input: one line, nothing written or replaced
+echo "previous" >"$tmp/keep.yaml"
+usage_refused() {	# usage_refused DESCRIPTION STATUS REGEX ARGS...
+	local d=$1 st=$2 re=$3 out rc
+	shift 3
+	out=$("$KBOLT" "$@" 2>&1); rc=$?
+	check_eq "$d: exit $st, one line" "$st 1" "$rc $(printf '%s\n' "$out" | wc -l)"
+	check_match "... saying so" "$re" "$out"
+	check_eq "... the output left as it was" previous "$(cat "$tmp/keep.yaml")"
+}
+usage_refused "--format yaml without VMLINUX" 2 \
+	'^kbolt: error: profile-to-bolt: --format yaml names functions: give VMLINUX PROFILE$' \
+	profile-to-bolt --format yaml -o "$tmp/keep.yaml" "$tmp/in.fdata"
+printf '1 yf_join 2 1 yf_join 6 0 3\n1 no_such 2 1 yf_join 6 0 3\n' >"$tmp/other.fdata"
+usage_refused "a profile of another kernel" 1 \
+	"other.fdata: error: kbolt: line 2: no function no_such in $img" \
+	profile-to-bolt --format yaml -o "$tmp/keep.yaml" "$img" "$tmp/other.fdata"
+printf 'kbolt-profile 1\nbuild-id %s\nrelease -\nrecorder test\nB %s %s 3 ret\n' "$id" \
+	"$(printf %x $((0x$(nm "$img" | awk '$3 == "yf_leaf" { print $1 }') + 1)))" \
+	"$(printf %x $((0x$(nm "$img" | awk '$3 == "yf_trap" { print $1 }') + 12)))" >"$tmp/ret.prof"
+usage_refused "only returns" 1 \
+	'ret.prof: error: kbolt: no records to write \(returns, interrupts, samples among branches and records of no function are left out\)$' \
+	profile-to-bolt --format yaml -o "$tmp/keep.yaml" "$img" "$tmp/ret.prof"
+check "... and no temporary file left" test -z "$(ls -A "$tmp" | grep '^\.kbolt-')"
+
 # Debian's 6.1: what perf2bolt writes as YAML of the proc profile.  Not llvm-bolt-19 on
 # the fixture's blocks only: LLVM decodes a lock prefix as an instruction of its own
 # (lock cmpxchg counts 2 in insns), which the fixture has none of
