@@ -342,4 +342,57 @@ dropped=$(sed -n 's/.*records (weight \([0-9]*\)) kbolt cannot place.*/\1/p' <<<
 total=$(sed -n 's/.*proc.yaml: [0-9]* records (weight \([0-9]*\)).*/\1/p' <<<"$out")
 check "... the weight left out, ${dropped:-0} of ${total:-?}, is under 2%" \
 	test "$(( ${dropped:-0} * 50 ))" -lt "${total:-0}"
+
+# Debian's 6.1: kbolt's own YAML of the proc profile, its blocks numbered as perf2bolt's
+# YAML numbers them, read back alike, and matched by llvm-bolt-19
+"$KBOLT" profile-to-bolt --format yaml -o "$tmp/k61.yaml" "$VMLINUX_61" "$prof" 2>"$tmp/k61.err"
+rc=$?
+sed 's/^/# /' "$tmp/k61.err"
+nr=$(grep -c '^  - name:' "$tmp/k61.yaml")
+check_eq "6.1: profile-to-bolt --format yaml writes the proc profile's YAML ($nr functions)" 0 "$rc"
+dropped=$(sed -n 's/.*records (weight \([0-9]*\)) have no place.*/\1/p' "$tmp/k61.err")
+total=$(sed -n 's/.*records (weight \([0-9]*\)): .*/\1/p' <<<"$("$KBOLT" check-profile "$VMLINUX_61" "$prof")")
+# mostly the functions llvm-bolt-19 builds no CFG of (written with nblocks 0)
+check "... the weight left out, ${dropped:-0} of ${total:-?}, is under 20%" \
+	test "$(( ${dropped:-0} * 5 ))" -lt "${total:-0}"
+out=$("$KBOLT" check-profile "$VMLINUX_61" "$tmp/k61.yaml" 2>&1); rc=$?
+printf '%s\n' "$out" | sed 's/^/# /'
+check_match "... read back: no record disagrees with the code" 'k61.yaml: [0-9]+ records .* 0 disagree' \
+	"$out"
+"$KBOLT" profile-to-bolt --format yaml -o "$tmp/k61b.yaml" "$VMLINUX_61" "$tmp/k61.yaml" \
+	2>"$tmp/k61b.err"
+check_eq "... written again from what was read back: nothing left out, the same weights per function" \
+	"$(yweights "$tmp/k61.yaml")" "$(cat "$tmp/k61b.err")$(yweights "$tmp/k61b.yaml")"
+python3 - "$tmp/proc.yaml" "$tmp/k61.yaml" >"$tmp/cmp61" <<'PY'
+import sys, yaml
+def load(p):
+    d = yaml.load(open(p), Loader=yaml.CSafeLoader)
+    return {f['name']: (f['nblocks'], {b['bid']: (b['hash'] & 0xffff, b['insns'])
+            for b in f.get('blocks', [])}) for f in d['functions']}
+p2b, kb = load(sys.argv[1]), load(sys.argv[2])
+both = sorted(set(p2b) & set(kb))
+nb = [n for n in both if p2b[n][0] != kb[n][0]]
+blk = [n for n in both if n not in nb and any(p2b[n][1][i] != v
+       for i, v in kb[n][1].items() if i in p2b[n][1])]
+print(len(both), len(nb), len(blk), ' '.join(nb))
+PY
+read -r both nb blk names <"$tmp/cmp61"
+check "6.1: of the $both functions of both YAMLs, perf2bolt-19's and kbolt's, nblocks differs in ${nb:-?} ($names): at most 3" \
+	test "${nb:-9}" -le 3
+check_eq "... and no block's offset or insns differs" 0 "$blk"
+if [ -x "$bolt" ]; then
+	"$bolt" "$VMLINUX_61" -data="$tmp/k61.yaml" -o "$tmp/v61.bolt" -profile-ignore-hash \
+		-simplify-conditional-tail-calls=0 -skip-funcs=irq_entries_start,native_safe_halt/1 \
+		-v=1 >"$tmp/b61.log" 2>&1
+	rm -f "$tmp/v61.bolt"
+	grep -E 'BOLT-INFO: matched [1-9]|non-empty|could not be optimized|did not match' \
+		"$tmp/b61.log" | sed 's/^/# /'
+	matched=$(sed -n 's/BOLT-INFO: matched \([0-9]*\) functions with identical names/\1/p' \
+		"$tmp/b61.log")
+	check "6.1: llvm-bolt-19 matches ${matched:-none} of the $nr functions by name: all but 5 at most" \
+		test "${matched:-0}" -ge $((nr - 5))
+	check_eq "... and calls no profile stale" "" "$(grep -i 'possibly stale' "$tmp/b61.log")"
+else
+	skip "6.1: llvm-bolt-19 reads kbolt's YAML" "no $bolt"
+fi
 done_testing
