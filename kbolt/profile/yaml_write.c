@@ -6,9 +6,11 @@
  * (dfs-order false), which is not kbolt's (pass/cfg.c): it is rebuilt here by the rules
  * of BOLT's BinaryFunction::buildCFG().  A block starts at the function's entry, at
  * the target of a direct branch inside the function, and after a jcc, jmp, ret,
- * indirect jump, ud2 or hlt, not after a call; but a jmp inside the function right
- * after a jcc joins the jcc's block (not after a conditional tail call; a tail jump
- * never joins).  So int3 padding after a ret is a block of its own.  insns counts
+ * indirect jump, ud2 (not in a kernel) or hlt, not after a call; but a jmp inside the
+ * function right after a jcc joins the jcc's block (not after a conditional tail
+ * call; a tail jump never joins).  So int3 padding after a ret is a block of its own.
+ * In a kernel, llvm-bolt's Linux support adds jump labels and exception fixups, and
+ * builds no CFG of some functions (has_no_cfg()): written with nblocks 0.  insns counts
  * every instruction, nops included, and a lock prefix as one of its own, as LLVM
  * decodes it.  Each record becomes a successor of its block (a fall-through range
  * one for each block boundary it crosses) or a call at an offset into its block; a
