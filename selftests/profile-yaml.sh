@@ -10,6 +10,13 @@
 # with one line naming the file and line: malformed YAML, an unknown key, a function
 # the kernel does not have (left out with --force), a bid out of range, a count that
 # is not a number, another build-id, and use by a command without the vmlinux.
+# profile-to-bolt --format yaml writes it: of in.fdata, the blocks, successors and calls
+# llvm-bolt-19 -w writes; read back alike (the same weights per function, the same
+# file written again); llvm-bolt-19 -profile-ignore-hash matches every function with
+# no stale profile (without the option, all stale); samples as events; a record with
+# no place left out with one warning; refusals that write nothing.  On 6.1, kbolt's YAML
+# of the proc profile: numbered as perf2bolt-19's, read back alike, and the functions
+# llvm-bolt-19 matches.
 . "$(dirname "$0")/lib.sh"
 
 KBOLT=${KBOLT:-$top/kbolt/kbolt}
