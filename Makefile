@@ -25,7 +25,7 @@ quiet = @printf '  %-4s %s\n'
 endif
 
 # Every library through pkg-config; a missing one stops the build with the package name.
-PKGS := libelf libdw capstone libbpf libkmod liblzma libzstd zlib
+PKGS := libelf libdw capstone libbpf libkmod liblzma libzstd zlib yaml-0.1
 deb_libelf := libelf-dev
 deb_libdw := libdw-dev
 deb_capstone := libcapstone-dev
@@ -34,6 +34,7 @@ deb_libkmod := libkmod-dev
 deb_liblzma := liblzma-dev
 deb_libzstd := libzstd-dev
 deb_zlib := zlib1g-dev
+deb_yaml-0.1 := libyaml-dev
 ifeq ($(filter clean help,$(MAKECMDGOALS)),)
 $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) && echo y),,\
   $(error $(p) not found by pkg-config: install Debian's $(deb_$(p)) (scripts/install-deps does))))
@@ -71,7 +72,7 @@ KMETA_SRCS := $(addprefix kmeta/, main.c cmd_summary.c cmd_dump.c cmd_check.c cm
 KBOLT_LIB_SRCS := $(addprefix kbolt/lib/, parallel.c outfile.c output.c bat.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/profile/, profile.c prof_kbolt.c prof_bolt.c prof_perf.c \
 	prof_fdata.c merge.c profile_match.c profile_symbols.c check_profile.c func_hash.c \
-	portable.c portable_match.c translate.c)
+	portable.c portable_match.c translate.c prof_yaml.c yaml_map.c yaml_write.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/model/, func.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/pass/, optimize.c decode.c refs.c cfg.c prof_map.c infer.c \
 	layout.c ext_tsp.c emit.c orc_gen.c rewrite.c bat.c dwarf_line.c)

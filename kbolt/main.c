@@ -25,6 +25,7 @@
 #include "../kmeta/kmeta.h"
 #include "lib/outfile.h"
 #include "pass/optimize.h"
+#include "profile/bolt_yaml.h"
 #include "profile/check_profile.h"
 #include "profile/portable.h"
 #include "profile/profile.h"
@@ -44,7 +45,7 @@ struct kbolt_opts {
 	unsigned int debug_info;	/* verify --debug-info: VERIFY_DEBUG_* */
 	struct opt_options opt;
 	const char *optimized;	/* heatmap --optimized */
-	bool fdata;		/* profile-to-bolt --format fdata */
+	enum bolt_format { BOLT_PRE, BOLT_FDATA, BOLT_YAML } format;	/* profile-to-bolt */
 	uint64_t *weights;	/* -w, in the order given */
 	size_t nr_weights;
 	struct record_options rec;	/* record's options */
@@ -103,9 +104,9 @@ static void usage(FILE *f)
 		"      --branches         record: count the branch stacks (LBR) of the samples\n"
 		"      --map-entries N    record: the size of the in-kernel counts map (default 65536)\n"
 		"      --check            record: load the program through the verifier, and stop\n"
-		"      --format pre|fdata  profile-to-bolt: BOLT's pre-aggregated text (the\n"
-		"                          default, perf2bolt -pa) or its fdata (llvm-bolt\n"
-		"                          -data, needs VMLINUX)\n"
+		"      --format pre|fdata|yaml  profile-to-bolt: BOLT's pre-aggregated text\n"
+		"                          (the default, perf2bolt -pa), its fdata or its YAML\n"
+		"                          (llvm-bolt -data; both need VMLINUX)\n"
 		"  -h, --help     this help\n"
 		"  -V, --version  print the version\n"
 		"\n"
@@ -186,37 +187,47 @@ static int cmd_check_profile(struct kbolt_opts *o)
 }
 
 struct bolt_out {
-	struct kmeta_image *img;	/* fdata: the kernel, to name functions */
+	struct kmeta_image *img;	/* fdata, YAML: the kernel, to name functions */
 	const struct prof *p;
+	enum bolt_format format;
 };
 
 static int write_bolt(FILE *f, const void *arg)
 {
 	const struct bolt_out *b = arg;
 
-	if (b->img ? profile_write_fdata(b->img, b->p, f) : prof_write_bolt(b->p, f))
-		return 0;
-	pr_err(b->p->path, "no records to write (interrupts and samples are left out)");
+	int nr = b->format == BOLT_YAML ? yaml_write(b->img, b->p, f) :
+		 b->format == BOLT_FDATA ? (int)!!profile_write_fdata(b->img, b->p, f) :
+		 (int)!!prof_write_bolt(b->p, f);
+
+	if (nr)
+		return nr < 0 ? nr : 0;
+	pr_err(b->p->path, "no records to write (%s are left out)", b->format == BOLT_YAML ?
+	       "returns, interrupts, samples among branches and records of no function" :
+	       "interrupts and samples");
 	return -EINVAL;
 }
 
 /*
- * Through a temporary file (lib/outfile.h): an error leaves no OUT behind.  fdata
- * names functions: the profile is first matched to VMLINUX, as optimize does.
+ * Through a temporary file (lib/outfile.h): an error leaves no OUT behind.  fdata and
+ * YAML name functions: the profile is first matched to VMLINUX, as optimize does.
  */
 static int cmd_profile_to_bolt(struct kbolt_opts *o)
 {
-	struct bolt_out b = { NULL, NULL };
+	struct bolt_out b = { NULL, NULL, o->format };
 	struct prof *p;
 	int err;
 
-	if (o->nr_args != (o->fdata ? 2 : 1)) {
-		pr_err(NULL, "profile-to-bolt: %s", o->fdata ?
-		       "--format fdata names functions: give VMLINUX PROFILE" :
-		       "the pre-aggregated format needs PROFILE only, no VMLINUX");
+	if (o->nr_args != (o->format != BOLT_PRE ? 2 : 1)) {
+		if (o->format != BOLT_PRE)
+			pr_err(NULL, "profile-to-bolt: --format %s names functions: give VMLINUX "
+			       "PROFILE", o->format == BOLT_YAML ? "yaml" : "fdata");
+		else
+			pr_err(NULL, "profile-to-bolt: the pre-aggregated format needs PROFILE "
+			       "only, no VMLINUX");
 		return 2;
 	}
-	if (o->fdata && !(b.img = kmeta_open(o->args[0])))
+	if (o->format != BOLT_PRE && !(b.img = kmeta_open(o->args[0])))
 		return 1;
 	p = prof_read(o->args[o->nr_args - 1]);
 	b.p = p;
@@ -507,7 +518,7 @@ static const struct {
 	{ "check-profile", cmd_check_profile, 2, "check-profile [-j|-p] [-f] VMLINUX PROFILE",
 	  false, TAKES_JSON | TAKES_FORCE },
 	{ "profile-to-bolt", cmd_profile_to_bolt, AT_LEAST(1),
-	  "profile-to-bolt [--format pre|fdata] -o OUT [VMLINUX] PROFILE", true,
+	  "profile-to-bolt [--format pre|fdata|yaml] -o OUT [VMLINUX] PROFILE", true,
 	  TAKES_OUTPUT | TAKES_FORMAT },
 	{ "optimize", cmd_optimize, 1, "optimize VMLINUX -o OUT|--in-place [--profile FILE] "
 	  "[--layout profile|greedy|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] "
@@ -615,11 +626,12 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 		case OPT_IN_PLACE: o->in_place = true; given |= TAKES_IN_PLACE; break;
 		case OPT_FORMAT:
 			given |= TAKES_FORMAT;
-			if (strcmp(optarg, "pre") && strcmp(optarg, "fdata")) {
-				pr_err(NULL, "--format takes pre or fdata, not '%s'", optarg);
+			if (strcmp(optarg, "pre") && strcmp(optarg, "fdata") && strcmp(optarg, "yaml")) {
+				pr_err(NULL, "--format takes pre, fdata or yaml, not '%s'", optarg);
 				return 2;
 			}
-			o->fdata = !strcmp(optarg, "fdata");
+			o->format = !strcmp(optarg, "yaml") ? BOLT_YAML :
+				    !strcmp(optarg, "fdata") ? BOLT_FDATA : BOLT_PRE;
 			break;
 		case 'w':
 			if (add_weight(o, optarg)) {

@@ -193,7 +193,7 @@ usage_error() {	# usage_error DESCRIPTION REGEX ARGS...
 	check_match "$d: message" "^kbolt: error: $re\$" "$out"
 }
 usage_error "profile-to-bolt without -o" \
-	'usage: kbolt profile-to-bolt \[--format pre\|fdata\] -o OUT \[VMLINUX\] PROFILE' \
+	'usage: kbolt profile-to-bolt \[--format pre\|fdata\|yaml\] -o OUT \[VMLINUX\] PROFILE' \
 	profile-to-bolt "$tmp/kinds.prof"
 usage_error "check-profile with -o" '-o/--output does not apply to check-profile' \
 	check-profile -o "$tmp/x" "$vmlinux" "$tmp/kinds.prof"

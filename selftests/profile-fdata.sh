@@ -116,8 +116,8 @@ usage "--format fdata without VMLINUX" \
 usage "the pre-aggregated format with a VMLINUX" \
 	'^kbolt: error: profile-to-bolt: the pre-aggregated format needs PROFILE only, no VMLINUX$' \
 	profile-to-bolt --format pre -o "$tmp/x" "$image" "$seeds/kbolt.prof"
-usage "--format yaml" "^kbolt: error: --format takes pre or fdata, not 'yaml'\$" \
-	profile-to-bolt --format yaml -o "$tmp/x" "$image" "$seeds/kbolt.prof"
+usage "--format xml" "^kbolt: error: --format takes pre, fdata or yaml, not 'xml'\$" \
+	profile-to-bolt --format xml -o "$tmp/x" "$image" "$seeds/kbolt.prof"
 usage "--format to check-profile" '^kbolt: error: --format does not apply to check-profile$' \
 	check-profile --format fdata "$image" "$seeds/kbolt.prof"
 check "... nothing written" test ! -e "$tmp/x"

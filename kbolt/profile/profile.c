@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Reading a profile: pick the format by its first line, let the format's reader fill
- * the edge list.  Both formats are text, one item a line, read by prof_read_line().
+ * the edge list.  The text formats are one item a line, read by prof_read_line();
+ * BOLT's YAML is parsed by libyaml (prof_yaml.c).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../common/util.h"
+#include "bolt_yaml.h"
 #include "portable.h"
 #include "profile.h"
 
@@ -16,6 +18,7 @@ static const struct prof_format *const formats[] = {
 	&prof_format_portable,
 	&prof_format_bolt,	/* after kbolt's: a kbolt profile starts with its header */
 	&prof_format_fdata,
+	&prof_format_yaml,	/* "---": no other format starts so */
 	&prof_format_perf,	/* last: its samples have no marker of their own */
 };
 
@@ -132,8 +135,9 @@ int prof_parse_number(const char *s, unsigned int base, uint64_t max, uint64_t *
 int prof_need_addresses(const struct prof *p)
 {
 	if (prof_is_symbolic(p)) {
-		pr_err(p->path, "its records name functions (BOLT's fdata), not addresses: only "
-		       "the commands that read the vmlinux (check-profile, optimize, heatmap) use it");
+		pr_err(p->path, "its records name functions (BOLT's %s), not addresses: only "
+		       "the commands that read the vmlinux (check-profile, optimize, heatmap) use it",
+		       p->yaml ? "YAML" : "fdata");
 		return -EINVAL;
 	}
 	if (p->portable && !p->portable->matched) {
@@ -183,6 +187,7 @@ void prof_free(struct prof *p)
 	if (!p)
 		return;
 	portable_free(p->portable);
+	bolt_yaml_free(p->yaml);
 	free(p->edges);
 	free(p->symlocs);
 	for (size_t i = 0; i < p->nr_names; i++)

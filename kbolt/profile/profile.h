@@ -2,8 +2,8 @@
 /*
  * Profiles: control-flow edges of a kernel with counts, read from one of several formats
  * behind one ops struct (as pahole's debug_fmt_ops): kbolt's own (prof_kbolt.c),
- * BOLT's pre-aggregated text (prof_bolt.c) and fdata (prof_fdata.c), and perf script
- * text (prof_perf.c).
+ * BOLT's pre-aggregated text (prof_bolt.c), fdata (prof_fdata.c) and YAML (prof_yaml.c),
+ * and perf script text (prof_perf.c).
  */
 #ifndef KBOLT_PROFILE_H
 #define KBOLT_PROFILE_H
@@ -71,6 +71,11 @@ struct prof {
 	 * profile_match() finds them in a build and makes them the edges
 	 */
 	struct portable *portable;
+	/*
+	 * BOLT's YAML (bolt_yaml.h): its records, by function and BOLT's block ids, until
+	 * profile_match() finds the blocks in the vmlinux and makes them the edges
+	 */
+	struct bolt_yaml *yaml;
 	struct prof_edge *edges;
 	size_t nr_edges, cap;
 	/* a symbolic profile: symlocs parallel to edges, the names they use */
@@ -91,7 +96,7 @@ struct prof_format {
 };
 
 extern const struct prof_format prof_format_kbolt, prof_format_bolt, prof_format_perf,
-	prof_format_fdata, prof_format_portable;
+	prof_format_fdata, prof_format_portable, prof_format_yaml;
 
 const char *prof_kind_name(unsigned int kind);
 /* Is the record a transfer of control (not a sample)? */
@@ -130,7 +135,7 @@ void prof_add_symbolic(struct prof *p, const char *from, uint64_t from_off, cons
 /* A profile whose records still name functions: the image is needed to use it */
 static inline bool prof_is_symbolic(const struct prof *p)
 {
-	return p->symlocs != NULL;
+	return p->symlocs != NULL || p->yaml != NULL;
 }
 /*
  * 0 if p's records are addresses, else -EINVAL after saying that p needs the image

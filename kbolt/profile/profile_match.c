@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../../common/util.h"
+#include "bolt_yaml.h"
 #include "check_profile.h"
 #include "portable.h"
 #include "profile_match.h"
@@ -153,6 +154,9 @@ static int take_out_slide(struct kmeta_image *img, struct prof *p)
 
 int profile_match(struct kmeta_image *img, struct prof *p, bool force)
 {
+	/* BOLT's YAML: its blocks found by their offsets, once: then addresses */
+	if (p->yaml && yaml_map(img, p, force))
+		return -EINVAL;
 	if (prof_is_symbolic(p) && profile_resolve_symbols(img, p, force))
 		return -EINVAL;
 	/* of another build by design: found in this one by names and hashes, once */

@@ -28,6 +28,25 @@ int profile_match(struct kmeta_image *img, struct prof *p, bool force);
  * records are left out, with a warning.
  */
 int profile_resolve_symbols(struct kmeta_image *img, struct prof *p, bool force);
+/* profile_symbols.c: img's functions sorted by name, then address: malloc'ed */
+struct kmeta_sym **profile_funcs_by_name(struct kmeta_image *img);
+/*
+ * profile_symbols.c: the symbol a BOLT name (NAME, or NAME/N for the Nth local
+ * function of that name) names, NULL if none; by_name from profile_funcs_by_name()
+ */
+struct kmeta_sym *profile_find_bolt_func(struct kmeta_image *img, struct kmeta_sym **by_name,
+					 const char *name);
+/*
+ * profile_symbols.c: N of the name BOLT gives a local function, NAME/N (the Nth local
+ * function symbol called NAME, by address); 0 for a global one, named NAME
+ */
+size_t profile_bolt_local_nth(struct kmeta_image *img, struct kmeta_sym **by_name,
+			       const struct kmeta_sym *func);
+/*
+ * profile_symbols.c: e's kind once its addresses are img's: PK_FALLTHROUGH if from
+ * falls through to to, the next instruction; else e->kind
+ */
+unsigned int profile_edge_kind(struct kmeta_image *img, const struct prof_edge *e);
 /*
  * profile_symbols.c: p, of img's link addresses, as BOLT's fdata: its transfers (not
  * interrupts, samples left out) or, when it has only samples, its samples (no_lbr);

@@ -90,7 +90,7 @@ static struct kmeta_sym *find_any_sym(struct kmeta_image *img, const char *name)
 	return s;
 }
 
-static unsigned int kind_of(struct kmeta_image *img, const struct prof_edge *e)
+unsigned int profile_edge_kind(struct kmeta_image *img, const struct prof_edge *e)
 {
 	struct kmeta_insn in;
 
@@ -99,8 +99,7 @@ static unsigned int kind_of(struct kmeta_image *img, const struct prof_edge *e)
 	return e->to == in.addr + in.len && !kmeta_insn_ends_flow(&in) ? PK_FALLTHROUGH : e->kind;
 }
 
-/* img's functions sorted by name, then address: malloc'ed */
-static struct kmeta_sym **funcs_by_name(struct kmeta_image *img)
+struct kmeta_sym **profile_funcs_by_name(struct kmeta_image *img)
 {
 	struct kmeta_sym **by_name = xmalloc((img->nr_funcs + 1) * sizeof(*by_name));
 
@@ -109,18 +108,23 @@ static struct kmeta_sym **funcs_by_name(struct kmeta_image *img)
 	return by_name;
 }
 
+struct kmeta_sym *profile_find_bolt_func(struct kmeta_image *img, struct kmeta_sym **by_name,
+					 const char *name)
+{
+	struct kmeta_sym *s = find_bolt_name(by_name, img->nr_funcs, name);
+
+	/* code without a sized function symbol: __x86_indirect_thunk_*, entry code */
+	return s ? s : find_any_sym(img, name);
+}
+
 int profile_resolve_symbols(struct kmeta_image *img, struct prof *p, bool force)
 {
-	struct kmeta_sym **by_name = funcs_by_name(img);
+	struct kmeta_sym **by_name = profile_funcs_by_name(img);
 	struct kmeta_sym **sym = xcalloc(p->nr_names + 1, sizeof(*sym));
 	size_t n = 0, missed = 0, first_missed = 0;
 
-	for (size_t i = 0; i < p->nr_names; i++) {
-		sym[i] = find_bolt_name(by_name, img->nr_funcs, p->names[i]);
-		/* code without a sized function symbol: __x86_indirect_thunk_*, entry code */
-		if (!sym[i])
-			sym[i] = find_any_sym(img, p->names[i]);
-	}
+	for (size_t i = 0; i < p->nr_names; i++)
+		sym[i] = profile_find_bolt_func(img, by_name, p->names[i]);
 	for (size_t i = 0; i < p->nr_edges; i++) {
 		const struct prof_symloc *l = &p->symlocs[i];
 		struct prof_edge e = p->edges[i];
@@ -132,7 +136,7 @@ int profile_resolve_symbols(struct kmeta_image *img, struct prof *p, bool force)
 		}
 		e.from = sym[l->from_name]->addr + l->from_off;
 		e.to = sym[l->to_name]->addr + l->to_off;
-		e.kind = kind_of(img, &e);
+		e.kind = profile_edge_kind(img, &e);
 		p->edges[n++] = e;
 	}
 	if (missed) {
@@ -157,24 +161,33 @@ int profile_resolve_symbols(struct kmeta_image *img, struct prof *p, bool force)
 	return 0;
 }
 
+size_t profile_bolt_local_nth(struct kmeta_image *img, struct kmeta_sym **by_name,
+			       const struct kmeta_sym *func)
+{
+	size_t nth = 1;
+
+	if (func->bind != STB_LOCAL)
+		return 0;
+	for (size_t i = first_named(by_name, img->nr_funcs, func->name, strlen(func->name));
+	     by_name[i] != func; i++)
+		nth += by_name[i]->bind == STB_LOCAL;
+	return nth;
+}
+
 /* "1 NAME OFF" of addr as BOLT names it (NAME/N for a local function); false if none */
 static bool print_loc(FILE *f, struct kmeta_image *img, struct kmeta_sym **by_name,
 		      uint64_t addr)
 {
 	struct kmeta_sym *func = kmeta_find_func_containing(img, addr);
-	size_t nth = 1, len;
+	size_t nth;
 
 	if (!func)
 		return false;
-	len = strlen(func->name);
-	if (func->bind == STB_LOCAL) {
-		for (size_t i = first_named(by_name, img->nr_funcs, func->name, len);
-		     by_name[i] != func; i++)
-			nth += by_name[i]->bind == STB_LOCAL;
+	nth = profile_bolt_local_nth(img, by_name, func);
+	if (nth)
 		fprintf(f, "1 %s/%zu %" PRIx64, func->name, nth, addr - func->addr);
-	} else {
+	else
 		fprintf(f, "1 %s %" PRIx64, func->name, addr - func->addr);
-	}
 	return true;
 }
 
@@ -210,7 +223,7 @@ static void print_range(FILE *f, struct kmeta_image *img, struct kmeta_sym **by_
 
 size_t profile_write_fdata(struct kmeta_image *img, const struct prof *p, FILE *f)
 {
-	struct kmeta_sym **by_name = funcs_by_name(img);
+	struct kmeta_sym **by_name = profile_funcs_by_name(img);
 	bool no_lbr = true;
 	size_t nr = 0;
 
