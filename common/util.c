@@ -164,6 +164,12 @@ void sort_array(void *base, size_t nmemb, size_t size, int (*cmp)(const void *, 
 		qsort(base, nmemb, size, cmp);
 }
 
+void *search_array(const void *key, const void *base, size_t nmemb, size_t size,
+		   int (*cmp)(const void *, const void *))
+{
+	return nmemb ? bsearch(key, base, nmemb, size, cmp) : NULL;
+}
+
 static uint64_t key_at(const unsigned char *rec, size_t key_off)
 {
 	uint64_t k;

@@ -138,5 +138,8 @@ long find_cmd_by_prefix(const char *arg, const void *table, size_t nr, size_t si
 
 /* qsort() that takes an empty array as NULL (qsort's pointer must not be NULL) */
 void sort_array(void *base, size_t nmemb, size_t size, int (*cmp)(const void *, const void *));
+/* bsearch that takes an empty array's NULL base, which bsearch itself may not be given */
+void *search_array(const void *key, const void *base, size_t nmemb, size_t size,
+		   int (*cmp)(const void *, const void *));
 
 #endif

@@ -848,7 +848,7 @@ static int patch_reloc(struct kmeta_image *img, const unsigned char *e, unsigned
 		       uint64_t at, const struct stmt_patch *sp, size_t nr)
 {
 	uint64_t place = get_u64(e);
-	const struct stmt_patch *p = bsearch(&place, sp, nr, sizeof(*sp), cmp_patch);
+	const struct stmt_patch *p = search_array(&place, sp, nr, sizeof(*sp), cmp_patch);
 
 	if (!p)
 		return 0;
@@ -942,7 +942,7 @@ static void rebuild_line_relocs(struct line_rewrite *lr, struct kmeta_image *img
 			nr++;
 			continue;
 		}
-		pl = bsearch(&key, lr->places, lr->nr_places, sizeof(key), cmp_place);
+		pl = search_array(&key, lr->places, lr->nr_places, sizeof(key), cmp_place);
 		if (!pl)
 			continue;
 		put_u64(n + nr * 24, pl->new);

@@ -103,7 +103,7 @@ static bool find_place(struct source *s, uint64_t addr, struct portable_place *p
 
 	if (!f)
 		return false;
-	at = bsearch(&f, s->syms, s->nr, sizeof(*s->syms), func_hash_cmp_sym);
+	at = search_array(&f, s->syms, s->nr, sizeof(*s->syms), func_hash_cmp_sym);
 	hf = &s->hfs[at - s->syms];
 	off = addr - f->addr;
 	b = func_hash_block_at(hf, off);

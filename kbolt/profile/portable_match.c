@@ -147,7 +147,7 @@ static bool same_base(const struct kmeta_sym *sym, const struct portable_func *f
 
 static long cand_index(const struct matcher *m, struct kmeta_sym *sym)
 {
-	struct kmeta_sym **at = bsearch(&sym, m->cands, m->nr_cands, sizeof(*m->cands),
+	struct kmeta_sym **at = search_array(&sym, m->cands, m->nr_cands, sizeof(*m->cands),
 					func_hash_cmp_sym);
 
 	return at - m->cands;
@@ -222,8 +222,8 @@ static size_t block_score(const struct portable_func *f, const struct hash_func 
 	qsort(strict, hf->nr_blocks, sizeof(*strict), cmp_u64);
 	qsort(loose, hf->nr_blocks, sizeof(*loose), cmp_u64);
 	for (uint32_t b = 0; b < f->nr_blocks; b++) {
-		score += 2 * !!bsearch(&f->blocks[b].strict, strict, hf->nr_blocks, 8, cmp_u64);
-		score += !!bsearch(&f->blocks[b].loose, loose, hf->nr_blocks, 8, cmp_u64);
+		score += 2 * !!search_array(&f->blocks[b].strict, strict, hf->nr_blocks, 8, cmp_u64);
+		score += !!search_array(&f->blocks[b].loose, loose, hf->nr_blocks, 8, cmp_u64);
 	}
 	free(strict);
 	free(loose);

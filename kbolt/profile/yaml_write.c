@@ -175,7 +175,7 @@ static int read_tables(struct wctx *c)
 static void as_bolt_sees(const struct wctx *c, struct kmeta_insn *in)
 {
 	struct wlabel key = { in->addr, 0 };
-	const struct wlabel *l = bsearch(&key, c->jls, c->nr_jls, sizeof(key), cmp_label);
+	const struct wlabel *l = search_array(&key, c->jls, c->nr_jls, sizeof(key), cmp_label);
 
 	if (l) {
 		in->kind = KI_JCC;
@@ -275,7 +275,7 @@ static const char *has_no_cfg(const struct wctx *c, const struct wfunc *fn,
 {
 	uint64_t addr = fn->sym->addr;
 
-	if (fn->sym->parent || bsearch(&addr, c->split, c->nr_split, sizeof(addr), cmp_addr))
+	if (fn->sym->parent || search_array(&addr, c->split, c->nr_split, sizeof(addr), cmp_addr))
 		return "a function llvm-bolt builds no CFG of (one of a .cold part)";
 	for (size_t i = 0; c->kernel && i < nr; i++)
 		if ((in[i].kind == KI_JMP || in[i].kind == KI_JCC) &&

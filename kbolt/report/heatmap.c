@@ -146,7 +146,7 @@ static uint64_t insn_end(struct kmeta_image *img, uint64_t addr)
 
 static bool is_exit(const uint64_t *exits, size_t nr, uint64_t addr)
 {
-	return bsearch(&addr, exits, nr, sizeof(*exits), cmp_u64);
+	return search_array(&addr, exits, nr, sizeof(*exits), cmp_u64);
 }
 
 /*

@@ -205,7 +205,7 @@ static int check_reloc(void *ctx, struct kmeta_sec *sec, const struct kmeta_relo
 	    r->target == f->addr || in_table(rc->img, r->addr))
 		return 0;
 	rc->checked++;
-	rc->missed += !bsearch(&r->addr, rc->c->at, rc->c->nr, sizeof(uint64_t), cmp_u64);
+	rc->missed += !search_array(&r->addr, rc->c->at, rc->c->nr, sizeof(uint64_t), cmp_u64);
 	return 0;
 }
 
