@@ -68,4 +68,11 @@ check_eq "an unknown workload is a usage error" 2 \
 	"$("$VMTEST" --kernel "$VMLINUX_61" --workload nosuch >/dev/null 2>&1; echo $?)"
 check_eq "--kaslr with a vmlinux is a usage error" 2 \
 	"$("$VMTEST" --kernel "$VMLINUX_61" --kaslr >/dev/null 2>&1; echo $?)"
+out=$("$VMTEST" --kernel "$VMLINUX_61" --workload proc --record-bpf "$tmp/r" \
+	--record-frequency 0 2>&1); rc=$?
+check_eq "--record-frequency 0 is a usage error" 2 "$rc"
+check_match "... saying so" '^vmtest: --record-frequency takes samples a second, 1 or more$' "$out"
+out=$("$VMTEST" --kernel "$VMLINUX_61" --workload proc --record-frequency 5000 2>&1); rc=$?
+check_eq "--record-frequency without --record-bpf is a usage error" 2 "$rc"
+check_match "... saying so" '^vmtest: --record-frequency is the rate of --record-bpf: add it$' "$out"
 done_testing

@@ -22,6 +22,20 @@ check_eq "evaluate: an unknown workload is a usage error" 2 \
 	"$("$EVALUATE" --measure nosuch >/dev/null 2>&1; echo $?)"
 check_eq "evaluate: --runs 0 is a usage error" 2 \
 	"$("$EVALUATE" --runs 0 >/dev/null 2>&1; echo $?)"
+check_eq "evaluate: --record 0 is a usage error" 2 \
+	"$("$EVALUATE" --record 0 >/dev/null 2>&1; echo $?)"
+check_match "evaluate: --record-frequency 0 is a usage error, saying so" \
+	'^evaluate: --record-frequency takes samples a second >= 1$' \
+	"$("$EVALUATE" --record 10 --record-frequency 0 2>&1 >/dev/null)"
+check_eq "evaluate: measuring a workload of the training mix is a usage error" 2 \
+	"$("$EVALUATE" --train proc+net+files --measure net >/dev/null 2>&1; echo $?)"
+check_eq "evaluate: an unknown workload in the mix is a usage error" 2 \
+	"$("$EVALUATE" --train proc+nosuch >/dev/null 2>&1; echo $?)"
+check_match "evaluate: --stale-from a missing kernel fails, naming it" \
+	"^evaluate: $tmp/none: missing\$" "$("$EVALUATE" --stale-from "$tmp/none" 2>&1 >/dev/null)"
+check_match "cached-profile: a mix without --record-bpf is a usage error, saying so" \
+	'^cached-profile: a mix \(proc\+net\) is recorded with --record-bpf only$' \
+	"$("$top/scripts/cached-profile" /dev/null proc+net 2>&1)"
 
 case "${OUT:-.build/default}" in
 *san*)
@@ -165,12 +179,16 @@ check_match "profile-blocks: a kernel without symbols is an error that names it"
 check_eq "profile-blocks: two arguments are a usage error" 2 \
 	"$("$BLOCKS" "$VMLINUX_61" "$proc" >/dev/null 2>&1; echo $?)"
 
-# The whole evaluation, once per kernel, with the bounds: every row measured, the
-# layouts in the order the knowledge behind them says, the targets judged
-out=$("$EVALUATE" --runs 1 --bound --out "$tmp/ev" 2>&1); rc=$?
-check_eq "evaluate --runs 1 --bound: done" 0 "$rc"
+# The whole evaluation, once per kernel, with the bounds, a recording by kbolt record in
+# the guest, and a "stale" profile that is this kernel's own (so matched exactly): every
+# row measured, the layouts in the order the knowledge behind them says, the targets
+# judged
+out=$("$EVALUATE" --runs 1 --bound --record 10 --stale-from "$VMLINUX_61" --out "$tmp/ev" 2>&1)
+rc=$?
+check_eq "evaluate --runs 1 --bound --record 10 --stale-from VMLINUX: done" 0 "$rc"
 rows=$(sed -n '/^kernel  *instructions/,/^$/p' <<< "$out")
-for k in original kbolt "kbolt greedy" llvm-bolt-19 "kbolt on net" "kbolt +blocks"; do
+for k in original kbolt "kbolt greedy" llvm-bolt-19 "kbolt on net" "kbolt +blocks" \
+	 "kbolt record" "kbolt stale"; do
 	re=${k//+/\\+}
 	check_match "... the row of $k has its five figures" \
 		"^$re +([0-9.]+ \\([0-9.]+-[0-9.]+\\) +){4}[0-9]+ \\([0-9]+-[0-9]+\\)\$" \
@@ -201,6 +219,28 @@ check_match "... the L1i target judged" "target: kbolt L1i MPKI <= 0.85 of the o
 split=$(sed -n '/^kernel  *functions proc ran/,$p' <<< "$out")
 check_match "... the misses split for the original kernel" \
 	'^original +[0-9]+ \([0-9.]+% of all\) +[0-9]+ \([0-9.]+% of all\)$' "$(grep '^original' <<< "$split")"
-check_eq "... and for the five others" 5 \
+check_eq "... and for the seven others" 7 \
 	"$(grep -cE '^[a-z].* [0-9]+ \([+-][0-9.]+%\) +[0-9]+ \([+-][0-9.]+%\)$' <<< "$split")"
+# kbolt record: samples of the proc workload, their layout better than none
+check_match "... kbolt record's profile: sampled addresses" \
+	'^kbolt record: .*\.proc\.[0-9a-f]{8}\.record10\.50000hz\.prof \([1-9][0-9]* sampled addresses\)$' "$out"
+recprof=$(sed -n 's/^kbolt record: \(.*\) ([0-9]* sampled addresses)$/\1/p' <<< "$out")
+nsamples=$(awk '/^S / { n += $3 } END { print n + 0 }' "$recprof" 2>/dev/null || echo 0)
+check "... at evaluate's 50000 Hz: more samples than 1000 Hz gives in 10 s, twice over ($nsamples)" \
+	[ "$nsamples" -gt 20000 ]
+rec=$(ratio "kbolt record")
+check "... kbolt record's layout of them below the original's misses ($rec)" \
+	awk "BEGIN { exit !($rec > 0.5 && $rec < 1) }"
+check_match "... its target judged, with the share of kbolt's reduction" \
+	"target: kbolt record's L1i reduction >= 0.7 x kbolt's \(sampled IPs vs the exact profile\): [0-9.]+ x, (met|missed)" \
+	"$out"
+# kbolt stale: the portable form of this kernel's own profile matches every function
+# exactly, so its layout is kbolt's, byte for byte
+check_match "... kbolt stale's profile matched, every function exactly" \
+	'^kbolt stale: portable profile of .*: ([0-9]+) functions: \1 matched exactly, 0 by block hash, 0 as clones, 0 dropped' \
+	"$out"
+check "... kbolt stale's kernel is kbolt's" cmp "$tmp/ev/stale.vmlinux" "$tmp/ev/kbolt.vmlinux"
+check_match "... its target met, with all of kbolt's reduction" \
+	"target: kbolt stale's L1i reduction >= 0.9 x kbolt's \(another build's profile vs this one's\): 1.00 x, met" \
+	"$out"
 done_testing

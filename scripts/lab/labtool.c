@@ -7,6 +7,11 @@
  *   labtool tcp BYTES  a child sends BYTES over a loopback TCP connection; the
  *                      checksums on both sides agree
  *   labtool udp N      N datagrams sent to a loopback UDP echo child come back
+ *   labtool rpc tcp4|tcp6|udp4 N
+ *                      N calls, a request and its reply, to a loopback server child:
+ *                      over TCP (IPv4 or IPv6) a connection each, over UDP datagrams
+ *   labtool unix N     N request/reply round trips over a unix stream socket, then N
+ *                      over a unix datagram socket, both bound to paths
  *   labtool profile-start, labtool profile-stop
  *                      execute the marker nops that switch kbolt's QEMU plugin on and
  *                      off (kbolt/record/qemu_plugin.c): "nopl 0x3153424b(%rax)" and
@@ -20,6 +25,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +37,7 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -215,6 +222,195 @@ static int udp(int count)
 	return echoed != count;
 }
 
+/* One request of 128 bytes, one reply of 1500: sizes of a small RPC */
+#define RPC_REQUEST 128
+#define RPC_REPLY 1500
+
+static bool read_full(int fd, void *buf, size_t n)
+{
+	for (size_t done = 0; done < n;) {
+		ssize_t r = read(fd, (char *)buf + done, n - done);
+
+		if (r <= 0)
+			return false;
+		done += r;
+	}
+	return true;
+}
+
+static bool rpc_serve(int fd)
+{
+	char req[RPC_REQUEST], reply[RPC_REPLY];
+	bool ok = read_full(fd, req, sizeof(req));
+
+	memset(reply, req[0], sizeof(reply));
+	ok = ok && write(fd, reply, sizeof(reply)) == (ssize_t)sizeof(reply);
+	return close(fd) == 0 && ok;
+}
+
+/* One datagram call on the server's socket: its reply goes where the request came from */
+static bool rpc_serve_datagram(int fd)
+{
+	char req[RPC_REQUEST], reply[RPC_REPLY];
+	struct sockaddr_storage from;
+	socklen_t len = sizeof(from);
+
+	if (recvfrom(fd, req, sizeof(req), 0, (struct sockaddr *)&from, &len) != sizeof(req))
+		return false;
+	memset(reply, req[0], sizeof(reply));
+	return sendto(fd, reply, sizeof(reply), 0, (struct sockaddr *)&from, len) ==
+	       (ssize_t)sizeof(reply);
+}
+
+static bool rpc_call(int fd, int i)
+{
+	char req[RPC_REQUEST], reply[RPC_REPLY];
+	bool ok;
+
+	memset(req, 'a' + i % 26, sizeof(req));
+	ok = write(fd, req, sizeof(req)) == (ssize_t)sizeof(req) &&
+	     read_full(fd, reply, sizeof(reply)) && reply[RPC_REPLY - 1] == req[0];
+	return close(fd) == 0 && ok;
+}
+
+/* The loopback address of FAMILY, port 0 (any) */
+static socklen_t loopback_addr(int family, struct sockaddr_storage *addr)
+{
+	memset(addr, 0, sizeof(*addr));
+	addr->ss_family = family;
+	if (family == AF_INET6) {
+		((struct sockaddr_in6 *)addr)->sin6_addr = in6addr_loopback;
+		return sizeof(struct sockaddr_in6);
+	}
+	((struct sockaddr_in *)addr)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return sizeof(struct sockaddr_in);
+}
+
+/*
+ * COUNT calls to a child server on the loopback of FAMILY: over TCP a connection per
+ * call, which the server accepts, answers and closes; over UDP a datagram each way
+ * between connected sockets
+ */
+static int rpc(int family, int type, int count)
+{
+	struct sockaddr_storage addr;
+	socklen_t len = loopback_addr(family, &addr);
+	int lfd = socket(family, type, 0), status, done = 0;
+	struct timeval tv = { 2, 0 };
+	pid_t child;
+
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&addr, len) ||
+	    getsockname(lfd, (struct sockaddr *)&addr, &len) ||
+	    (type == SOCK_STREAM && listen(lfd, 16))) {
+		printf("# loopback server socket: %s\n", strerror(errno));
+		return 1;
+	}
+	child = fork();
+	if (child == 0) {	/* the server */
+		for (int i = 0; i < count; i++)
+			if (type == SOCK_STREAM ? !rpc_serve(accept(lfd, NULL, NULL)) :
+			    !rpc_serve_datagram(lfd))
+				_exit(1);
+		_exit(0);
+	}
+	for (int i = 0; i < count; i++) {
+		int fd = socket(family, type, 0);
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (fd < 0 || connect(fd, (struct sockaddr *)&addr, len) || !rpc_call(fd, i))
+			break;
+		done++;
+	}
+	if (done != count)	/* the server still waits for the calls not made */
+		kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	close(lfd);
+	if (done != count || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		printf("# %d of %d calls answered\n", done, count);
+		return 1;
+	}
+	return 0;
+}
+
+/* 2 for an unknown KIND */
+static int rpc_command(const char *kind, int count)
+{
+	if (!strcmp(kind, "tcp4"))
+		return rpc(AF_INET, SOCK_STREAM, count);
+	if (!strcmp(kind, "tcp6"))
+		return rpc(AF_INET6, SOCK_STREAM, count);
+	if (!strcmp(kind, "udp4"))
+		return rpc(AF_INET, SOCK_DGRAM, count);
+	return 2;
+}
+
+static int unix_socket(int type, struct sockaddr_un *addr, const char *path)
+{
+	int fd = socket(AF_UNIX, type, 0);
+
+	memset(addr, 0, sizeof(*addr));
+	addr->sun_family = AF_UNIX;
+	snprintf(addr->sun_path, sizeof(addr->sun_path), "%s", path);
+	unlink(path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)addr, sizeof(*addr)))
+		return -1;
+	return fd;
+}
+
+/* Round trips of a request and its reply; a child answers on its socket */
+static int unix_round_trips(int type, int count)
+{
+	struct sockaddr_un srv, me;
+	const char *kind = type == SOCK_STREAM ? "stream" : "datagram";
+	int sfd = unix_socket(type, &srv, "/tmp/labtool.srv");
+	int fd = type == SOCK_STREAM ? socket(AF_UNIX, type, 0) :
+		 unix_socket(type, &me, "/tmp/labtool.cli");
+	char msg[256], back[256];
+	int status, answered = 0;
+	pid_t child;
+
+	if (sfd < 0 || fd < 0 || (type == SOCK_STREAM && listen(sfd, 1)))
+		return 1;
+	child = fork();
+	if (child == 0) {	/* the echo server */
+		int cfd = type == SOCK_STREAM ? accept(sfd, NULL, NULL) : sfd;
+
+		for (int i = 0; i < count; i++) {
+			struct sockaddr_un from;
+			socklen_t len = sizeof(from);
+			ssize_t n = recvfrom(cfd, back, sizeof(back), 0, (struct sockaddr *)&from, &len);
+
+			if (n <= 0 || sendto(cfd, back, n, 0, type == SOCK_STREAM ? NULL :
+					     (struct sockaddr *)&from, type == SOCK_STREAM ? 0 : len) != n)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	if (connect(fd, (struct sockaddr *)&srv, sizeof(srv)) == 0)
+		for (int i = 0; i < count; i++) {
+			memset(msg, i, sizeof(msg));
+			if (write(fd, msg, sizeof(msg)) != (ssize_t)sizeof(msg) ||
+			    !read_full(fd, back, sizeof(back)) || memcmp(msg, back, sizeof(msg)))
+				break;
+			answered++;
+		}
+	if (answered != count)	/* the server still waits for the trips not made */
+		kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	close(fd);
+	close(sfd);
+	unlink("/tmp/labtool.srv");
+	unlink("/tmp/labtool.cli");
+	if (answered != count)
+		printf("# %d of %d unix %s round trips completed\n", answered, count, kind);
+	return answered != count;
+}
+
+static int unix_sockets(int count)
+{
+	return unix_round_trips(SOCK_STREAM, count) | unix_round_trips(SOCK_DGRAM, count);
+}
+
 static void profile_marker(bool start)
 {
 	if (start)
@@ -273,6 +469,14 @@ int main(int argc, char **argv)
 		return tcp(atol(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "udp"))
 		return udp(atoi(argv[2]));
+	if (argc == 4 && !strcmp(argv[1], "rpc")) {
+		int ret = rpc_command(argv[2], atoi(argv[3]));
+
+		if (ret != 2)	/* else an unknown kind */
+			return ret;
+	}
+	if (argc == 3 && !strcmp(argv[1], "unix"))
+		return unix_sockets(atoi(argv[2]));
 	if (argc == 2 && !strcmp(argv[1], "build-id"))
 		return build_id();
 	if (argc == 2 && !strncmp(argv[1], "profile-", 8)) {
@@ -280,6 +484,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "usage: labtool efault | mmap FILE | tcp BYTES | udp COUNT |"
-		" profile-start | profile-stop | build-id\n");
+		" rpc tcp4|tcp6|udp4 COUNT | unix COUNT | profile-start | profile-stop | build-id\n");
 	return 2;
 }

@@ -5,8 +5,8 @@
 # the host over the second serial port (/dev/ttyS1, raw), announced on the console
 # with its size and SHA-256 so that the host can tell a complete copy.
 record_pid=
-record_start() {	# record_start SECONDS: 0 records until record_finish
-	local secs=$1
+record_start() {	# record_start SECONDS [HZ]: 0 records until record_finish
+	local secs=$1 freq=${2:+--frequency $2}
 	echo "kbolt-lab: record _text $(grep -m 1 ' _text$' /proc/kallsyms | cut -d' ' -f1)"
 	tap_check "kbolt record --check: the sampling program passes the verifier" \
 		kbolt record --check
@@ -16,9 +16,9 @@ record_start() {	# record_start SECONDS: 0 records until record_finish
 	kbolt record --branches --duration 1 -o /tmp/branches.prof > /tmp/branches.out 2>&1
 	echo "kbolt-lab: record --branches exit $?: $(head -n 1 /tmp/branches.out)"
 	if [ "$secs" = 0 ]; then
-		kbolt record -j -o /tmp/record.prof > /tmp/record.json 2> /tmp/record.err &
+		kbolt record -j $freq -o /tmp/record.prof > /tmp/record.json 2> /tmp/record.err &
 	else
-		kbolt record -j --duration "$secs" -o /tmp/record.prof > /tmp/record.json \
+		kbolt record -j $freq --duration "$secs" -o /tmp/record.prof > /tmp/record.json \
 			2> /tmp/record.err &
 	fi
 	record_pid=$!
