@@ -75,6 +75,16 @@ mk() {	# mk LOGFILE MAKE-ARGS...: make in the lab tree of $ver, output to LOGFIL
 	shift
 	make -C "$src" O="$obj" KBOLT="$KBOLT" -j"$(nproc)" "$@" >"$log" 2>&1
 }
+# check_packaged IMAGE WHAT VMLINUX NAME: the kernel a package made, IMAGE (WHAT in the
+# test names), is VMLINUX (NAME), the optimized one: it carries .note.kbolt, and IMAGE
+# boots relocated, passes proc and reports VMLINUX's build-id
+check_packaged() {
+	check "... $4 carries .note.kbolt" sh -c "readelf -SW '$3' | grep -q '\.note\.kbolt'"
+	vm_boot "... $2 boots relocated, proc passes" --kernel "$1" --kaslr --workload proc
+	check_relocated "... at a randomized address" "$3"
+	check_eq "... the guest's build-id is $4's" "$(build_id "$3")" \
+		"$(sed -n 's/^kbolt-lab: build-id //p' "$tmp/console" | tr -d '\r')"
+}
 sha() { sha256sum "$1" | cut -c1-16; }
 # the bytes of section $2 of ELF file $1
 section_bytes() { objcopy -O binary --only-section="$2" "$1" "$tmp/sec" 2>/dev/null && sha "$tmp/sec"; }
@@ -232,11 +242,7 @@ for ver in ${KBOLT_KBUILD_VERSIONS:-6.1 6.12}; do
 		dpkg -x "$image" "$tmp/pkg" && dpkg -x "$dbg" "$tmp/pkg"
 		kimg=$(ls "$tmp"/pkg/boot/vmlinuz-* | head -n 1)
 		kdbg=$(find "$tmp/pkg/usr/lib/debug" -name 'vmlinux*' -type f | head -n 1)
-		check "... the -dbg vmlinux carries .note.kbolt" sh -c "readelf -SW '$kdbg' | grep -q '\.note\.kbolt'"
-		vm_boot "... the packaged kernel boots relocated, proc passes" --kernel "$kimg" --kaslr --workload proc
-		check_relocated "... at a randomized address" "$kdbg"
-		check_eq "... the guest's build-id is the -dbg vmlinux's" "$(build_id "$kdbg")" \
-			"$(sed -n 's/^kbolt-lab: build-id //p' "$tmp/console" | tr -d '\r')"
+		check_packaged "$kimg" "the packaged kernel" "$kdbg" "the -dbg vmlinux"
 	else
 		fail "... a linux-image and a -dbg package" "$(ls "$root"/*.deb 2>&1; tail -n 20 "$tmp/deb.log")"
 	fi
@@ -256,13 +262,8 @@ for ver in ${KBOLT_KBUILD_VERSIONS:-6.1 6.12}; do
 		rm -rf "$tmp/rpmroot" && mkdir "$tmp/rpmroot"
 		(cd "$tmp/rpmroot" && rpm2cpio "$rpm" | cpio -idm --quiet)
 		kimg=$(find "$tmp/rpmroot" -name 'vmlinuz*' -type f | head -n 1)
-		check "... the vmlinux it packaged carries .note.kbolt" \
-			sh -c "readelf -SW '$obj/vmlinux' | grep -q '\.note\.kbolt'"
-		vm_boot "... the kernel of $(basename "$rpm") boots relocated, proc passes" \
-			--kernel "$kimg" --kaslr --workload proc
-		check_relocated "... at a randomized address" "$obj/vmlinux"
-		check_eq "... the guest's build-id is the optimized vmlinux's" "$(build_id "$obj/vmlinux")" \
-			"$(sed -n 's/^kbolt-lab: build-id //p' "$tmp/console" | tr -d '\r')"
+		check_packaged "$kimg" "the kernel of $(basename "$rpm")" "$obj/vmlinux" \
+			"the optimized vmlinux"
 	else
 		fail "... a kernel RPM" "$(tail -n 20 "$tmp/rpm.log")"
 	fi

@@ -273,6 +273,19 @@ static bool rpc_call(int fd, int i)
 	return close(fd) == 0 && ok;
 }
 
+/*
+ * Wait for the child server; a client that stopped early (!COMPLETE) kills it first,
+ * since it still waits for what was never sent.  True if it exited 0.
+ */
+static bool reap_server(pid_t child, bool complete)
+{
+	int status;
+
+	if (!complete)
+		kill(child, SIGKILL);
+	return waitpid(child, &status, 0) == child && WIFEXITED(status) && !WEXITSTATUS(status);
+}
+
 /* The loopback address of FAMILY, port 0 (any) */
 static socklen_t loopback_addr(int family, struct sockaddr_storage *addr)
 {
@@ -295,7 +308,8 @@ static int rpc(int family, int type, int count)
 {
 	struct sockaddr_storage addr;
 	socklen_t len = loopback_addr(family, &addr);
-	int lfd = socket(family, type, 0), status, done = 0;
+	int lfd = socket(family, type, 0), done = 0;
+	bool served;
 	struct timeval tv = { 2, 0 };
 	pid_t child;
 
@@ -321,11 +335,9 @@ static int rpc(int family, int type, int count)
 			break;
 		done++;
 	}
-	if (done != count)	/* the server still waits for the calls not made */
-		kill(child, SIGKILL);
-	waitpid(child, &status, 0);
+	served = reap_server(child, done == count);
 	close(lfd);
-	if (done != count || !WIFEXITED(status) || WEXITSTATUS(status)) {
+	if (done != count || !served) {
 		printf("# %d of %d calls answered\n", done, count);
 		return 1;
 	}
@@ -366,7 +378,7 @@ static int unix_round_trips(int type, int count)
 	int fd = type == SOCK_STREAM ? socket(AF_UNIX, type, 0) :
 		 unix_socket(type, &me, "/tmp/labtool.cli");
 	char msg[256], back[256];
-	int status, answered = 0;
+	int answered = 0;
 	pid_t child;
 
 	if (sfd < 0 || fd < 0 || (type == SOCK_STREAM && listen(sfd, 1)))
@@ -394,9 +406,7 @@ static int unix_round_trips(int type, int count)
 				break;
 			answered++;
 		}
-	if (answered != count)	/* the server still waits for the trips not made */
-		kill(child, SIGKILL);
-	waitpid(child, &status, 0);
+	reap_server(child, answered == count);
 	close(fd);
 	close(sfd);
 	unlink("/tmp/labtool.srv");
