@@ -91,10 +91,12 @@ static void usage(FILE *f)
 		"      --stats            optimize: print what was rewritten, and why not, and\n"
 		"                         with --profile the executed branches before and after\n"
 		"      --strip-debug      optimize: leave the DWARF (.debug_*) out of OUT\n"
-		"      --update-debug     optimize: rewrite the line table (.debug_line) of moved\n"
-		"                         code, and prove it (experimental: see kbolt(1))\n"
-		"      --debug-info       verify: prove the DWARF line rows and scopes of every\n"
-		"                         moved instruction unchanged too (=lines: the rows)\n"
+		"      --update-debug     optimize: rewrite the line table (.debug_line) and the\n"
+		"                         call frame information (.debug_frame) of moved code,\n"
+		"                         and prove them (experimental: see kbolt(1))\n"
+		"      --debug-info[=LIST]  verify: prove the DWARF of every moved instruction\n"
+		"                         unchanged too: LIST of lines (rows), frame (CFI),\n"
+		"                         scopes (inline chains, blocks); alone, all of them\n"
 		"      --optimized OUT    heatmap: a second panel, the same code in kbolt's OUT\n"
 		"      --duration SECONDS  record: stop after SECONDS (default: at SIGINT or\n"
 		"                         SIGTERM)\n"
@@ -482,6 +484,39 @@ static int parse_seed(struct kbolt_opts *o, const char *arg)
 	return 0;
 }
 
+/*
+ * --debug-info[=LIST]: what of the DWARF verify proves (VERIFY_DEBUG_*), 0 if LIST
+ * names something else.  Alone, everything.
+ */
+static unsigned int debug_info_parts(const char *list)
+{
+	static const struct {
+		const char *name;
+		unsigned int what;
+	} parts[] = {
+		{ "lines", VERIFY_DEBUG_LINES },
+		{ "frame", VERIFY_DEBUG_FRAME },
+		{ "scopes", VERIFY_DEBUG_SCOPES },
+		{ "all", VERIFY_DEBUG_LINES | VERIFY_DEBUG_FRAME | VERIFY_DEBUG_SCOPES },
+	};
+	unsigned int what = 0;
+
+	if (!list)
+		return parts[ARRAY_SIZE(parts) - 1].what;
+	while (*list) {
+		size_t len = strcspn(list, ","), k;
+
+		for (k = 0; k < ARRAY_SIZE(parts); k++)
+			if (strlen(parts[k].name) == len && !strncmp(list, parts[k].name, len))
+				break;
+		if (k == ARRAY_SIZE(parts) || !len)
+			return 0;
+		what |= parts[k].what;
+		list += len + (list[len] == ',');
+	}
+	return what;
+}
+
 static void add_glob(const char ***v, size_t *nr, const char *glob)
 {
 	*v = xrealloc(*v, (*nr + 1) * sizeof(**v));
@@ -524,7 +559,7 @@ static const struct {
 	  "[--layout profile|greedy|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] "
 	  "[--strip-debug|--update-debug] [--stats] [-j]", true,
 	  TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZE | TAKES_IN_PLACE },
-	{ "verify", cmd_verify, 2, "verify [--debug-info[=lines|all]] ORIG NEW", false, TAKES_DEBUG_INFO },
+	{ "verify", cmd_verify, 2, "verify [--debug-info[=LIST]] ORIG NEW", false, TAKES_DEBUG_INFO },
 	{ "heatmap", cmd_heatmap, 2, "heatmap [-j|-p] [-f] VMLINUX PROFILE [--optimized OUT] "
 	  "-o FILE.svg|FILE.png", true, TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZED },
 	{ "fix-sites", cmd_fix_sites, 1, "fix-sites VMLINUX -o OUT|--in-place", true,
@@ -614,12 +649,12 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 		case OPT_STRIP_DEBUG: o->opt.strip_debug = true; break;
 		case OPT_UPDATE_DEBUG: o->opt.update_debug = true; break;
 		case OPT_DEBUG_INFO:
-			if (optarg && strcmp(optarg, "lines") && strcmp(optarg, "all")) {
-				pr_err(NULL, "--debug-info takes lines or all, not '%s'", optarg);
+			o->debug_info = debug_info_parts(optarg);
+			if (!o->debug_info) {
+				pr_err(NULL, "--debug-info takes a list of lines, frame, scopes "
+				       "and all, not '%s'", optarg);
 				return 2;
 			}
-			o->debug_info = VERIFY_DEBUG_LINES |
-					(optarg && !strcmp(optarg, "lines") ? 0 : VERIFY_DEBUG_SCOPES);
 			given |= TAKES_DEBUG_INFO;
 			break;
 		case OPT_OPTIMIZED: o->optimized = optarg; given |= TAKES_OPTIMIZED; break;

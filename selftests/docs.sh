@@ -92,7 +92,7 @@ def help_block(text, head):
 def help_options(text):
     opts = []
     for l in help_block(text, 'Options'):
-        m = re.match(r'\s+((?:-\w, )?--[\w-]+(?: \S+)?)(?:\s{2,}|$)', l)
+        m = re.match(r'\s+((?:-\w, )?--[\w-]+(?:\[=\w+\]| \S+)?)(?:\s{2,}|$)', l)
         if m:
             opts.append(m.group(1))
     return opts

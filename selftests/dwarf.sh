@@ -2,15 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 # The debug information of moved code (optimize --update-debug, verify --debug-info).
 # On the flow fixture assembled with DWARF 4 and with DWARF 5 (fixtures/flow.S, one
-# instruction a source line so that every instruction has its own line row): random
-# layouts with --update-debug are written and pass verify --debug-info; an output
-# without it fails that proof (it can fail); addr2line gives every moved instruction's
-# old line at its new address; llvm-dwarfdump --verify finds nothing new; the
-# relocations of .debug_line and .debug_info hold what they say.  On Debian's 6.1: a
-# random layout (seed 1) and a profile layout with --update-debug are written and
-# proven; addr2line agrees on 500 moved instructions sampled from the proof's map
-# (KBOLT_DEBUG_MAP), where the old DWARF disagrees on most; the relocations of
-# .debug_line hold what they say.
+# instruction a source line so that every instruction has its own line row, and call
+# frame information that changes from block to block): random layouts with
+# --update-debug are written and pass verify --debug-info; an output without it fails
+# that proof, for the line rows and for the CFI (it can fail); addr2line gives every
+# moved instruction's old line at its new address, and readelf's CFI table
+# (fixtures/cfi_rows.py) its old rules; llvm-dwarfdump --verify finds nothing new; the
+# relocations of .debug_line, .debug_info and .debug_frame hold what they say.  On
+# Debian's 6.1: a random layout (seed 1) and a profile layout with --update-debug are
+# written and proven; addr2line agrees on 500 moved instructions sampled from the
+# proof's map (KBOLT_DEBUG_MAP), where the old DWARF disagrees on most, and readelf's
+# CFI on 2000, where the old disagrees on some; the relocations of .debug_line and
+# .debug_frame hold what they say.  On Debian's 6.12 (no relocations): a random layout
+# with --update-debug is written and proven, and readelf's CFI agrees on 2000.
 . "$(dirname "$0")/lib.sh"
 
 KBOLT=${KBOLT:-$top/kbolt/kbolt}
@@ -19,6 +23,7 @@ sanitized=0
 case "${OUT:-.build/default}" in *san*) sanitized=1 ;; esac
 fx=$top/selftests/fixtures
 relocs=$fx/debug_relocs.py
+cfi_rows=$fx/cfi_rows.py
 dwarfdump=$(command -v llvm-dwarfdump-19 || command -v llvm-dwarfdump || true)
 
 # sample_addr2line MAP OLD NEW N: N pairs of MAP; sets same (N or fewer) and stale
@@ -57,13 +62,27 @@ for v in 4 5; do
 	check_eq "DWARF $v: without --update-debug, verify --debug-info fails (exit 1)" 1 "$rc"
 	check_match "... naming an instruction whose line row moved" \
 		'verify: flow_[a-z0-9_]+\+0x[0-9a-f]+: debug info: line rows at new \+0x' "$out"
+	out=$("$KBOLT" verify --debug-info=frame "$f" "$f.plain" 2>&1); rc=$?
+	check_eq "DWARF $v: ... and so does verify --debug-info=frame (exit 1)" 1 "$rc"
+	check_match "... naming an instruction whose CFI moved" \
+		'verify: flow_[a-z0-9_]+\+0x[0-9a-f]+: debug info: the (CFA rule|rule of DWARF register [0-9]+) at new \+0x[0-9a-f]+ is not the old one' \
+		"$out"
+	check_match "DWARF $v: verify --debug-info=frame proves the CFI of every moved instruction" \
+		'[1-9][0-9]* instructions in [1-9][0-9]* functions compared: verified$' \
+		"$("$KBOLT" verify --debug-info=frame "$f" "$f.2" 2>&1)"
 	KBOLT_DEBUG_MAP=$tmp/map$v "$KBOLT" verify --debug-info=lines "$f" "$f.1" >/dev/null 2>&1
 	sample_addr2line "$tmp/map$v" "$f" "$f.1" 100000
 	n=$(wc -l < "$tmp/map$v")
 	check_eq "DWARF $v: addr2line: the old line at the new address, all $n moved instructions" \
 		"$n" "$same"
-	check "DWARF $v: relocations of .debug_line and .debug_info hold what they say" \
-		/usr/bin/python3 "$relocs" "$f.1" .debug_line .debug_info
+	check_match "DWARF $v: readelf's CFI table: the old rules at the new address, all moved instructions" \
+		"^$n addresses, [1-9][0-9]* with rules, 0 differ$" \
+		"$(python3 "$cfi_rows" "$f" "$f.1" "$tmp/map$v" 2>&1 | head -n 1)"
+	check_match "... where the output without --update-debug has other rules for some" \
+		"^$n addresses, [1-9][0-9]* with rules, [1-9][0-9]* differ$" \
+		"$(python3 "$cfi_rows" "$f" "$f.plain" "$tmp/map$v" 2>&1 | head -n 1)"
+	check "DWARF $v: relocations of .debug_line, .debug_info and .debug_frame hold what they say" \
+		/usr/bin/python3 "$relocs" "$f.1" .debug_line .debug_info .debug_frame
 	if [ -z "$dwarfdump" ]; then
 		skip "DWARF $v: llvm-dwarfdump --verify finds nothing new" "no llvm-dwarfdump"
 	else
@@ -76,6 +95,29 @@ done
 out=$("$KBOLT" optimize "$tmp/flow5" -o "$tmp/x" --update-debug --strip-debug 2>&1); rc=$?
 check_eq "--update-debug with --strip-debug: a usage error (exit 2)" 2 "$rc"
 
+# An FDE kbolt cannot execute (DW_CFA_GNU_args_size) keeps its function where it is, and
+# only that one; a compressed .debug_frame keeps every function, with a warning
+sed 's/^\( *flow_hlt: \.cfi_startproc\)$/\1\n .cfi_escape 0x2e, 0x08/' "$tmp/flow5.s" \
+	> "$tmp/args.s"
+as --gdwarf-5 -o "$tmp/args.o" "$tmp/args.s" &&
+	ld -q -e _text -T "$fx/vmlinux.lds" --no-warn-rwx-segments -o "$tmp/args" "$tmp/args.o"
+out=$("$KBOLT" optimize "$tmp/args" -o "$tmp/args.1" --layout random --seed 1 --update-debug \
+	--stats 2>&1)
+check_match "an FDE with DW_CFA_GNU_args_size: its function alone is skipped as debug_info" \
+	'^  skipped, DWARF kbolt cannot update \(--update-debug\): 1$' "$out"
+check_match "... the others are rewritten" '^  rewritten with a new layout: 1[0-9] ' "$out"
+check_eq "... flow_hlt's bytes are the input's" \
+	"$(objdump -d --no-show-raw-insn "$tmp/args" | sed -n '/<flow_hlt>:/,/^$/p')" \
+	"$(objdump -d --no-show-raw-insn "$tmp/args.1" | sed -n '/<flow_hlt>:/,/^$/p')"
+objcopy --compress-debug-sections=zlib "$tmp/flow5" "$tmp/zflow"
+out=$("$KBOLT" optimize "$tmp/zflow" -o "$tmp/zflow.1" --layout random --seed 1 \
+	--update-debug --stats 2>&1); rc=$?
+check_eq "compressed DWARF: written all the same (exit 0)" 0 "$rc"
+check_match "... a warning for .debug_frame, naming it" \
+	"^$tmp/zflow: warning: kbolt: \.debug_frame at 0x0: a compressed section: kbolt cannot update the call frame information, no function is moved \(--update-debug\)$" \
+	"$out"
+check_match "... and no function moved" '^  rewritten with a new layout: 0 ' "$out"
+
 need_kernels
 if [ $have_kernels = 0 ] || [ $sanitized = 1 ]; then
 	skip "6.1: random and profile layouts with --update-debug" \
@@ -87,19 +129,26 @@ V=$VMLINUX_61
 progress "6.1: random layout, seed 1, --update-debug"
 if "$KBOLT" optimize "$V" -o "$tmp/rand" --layout random --seed 1 --update-debug \
 	2>"$tmp/rand.err" >/dev/null; then
-	ok "6.1: random layout with --update-debug written, its line rows proven"
-	out=$(KBOLT_DEBUG_MAP=$tmp/map61 "$KBOLT" verify --debug-info=lines "$V" "$tmp/rand" 2>&1)
-	check_match "... and by verify --debug-info=lines on its own" \
+	ok "6.1: random layout with --update-debug written, its line rows and CFI proven"
+	out=$(KBOLT_DEBUG_MAP=$tmp/map61 "$KBOLT" verify --debug-info=lines,frame "$V" "$tmp/rand" 2>&1)
+	check_match "... and by verify --debug-info=lines,frame on its own" \
 		'debug info of [0-9]{7} instructions in [0-9]{5} functions compared: verified$' "$out"
 	echo "# $out"
 	sample_addr2line "$tmp/map61" "$V" "$tmp/rand" 500
 	check_eq "... addr2line: the old line at the new address, 500 moved instructions" 500 "$same"
 	check_match "... where the old DWARF is wrong for most ($stale of 500)" '^[1-4][0-9]{2}$' "$stale"
-	check "... relocations of .debug_line hold what they say" \
-		/usr/bin/python3 "$relocs" "$tmp/rand" .debug_line
+	shuf -n 2000 --random-source=<(yes) "$tmp/map61" > "$tmp/cfi61"
+	check_match "... readelf's CFI table: the old rules at the new address, 2000 moved instructions" \
+		'^2000 addresses, [0-9]+ with rules, 0 differ$' \
+		"$(python3 "$cfi_rows" "$V" "$tmp/rand" "$tmp/cfi61" 2>&1 | head -n 1)"
+	check_match "... where the old CFI is wrong for some" \
+		'^2000 addresses, [0-9]+ with rules, [1-9][0-9]* differ$' \
+		"$(python3 "$cfi_rows" "$V" "$V" "$tmp/cfi61" 2>&1 | head -n 1)"
+	check "... relocations of .debug_line and .debug_frame hold what they say" \
+		/usr/bin/python3 "$relocs" "$tmp/rand" .debug_line .debug_frame
 	rm -f "$tmp/rand"
 else
-	fail "6.1: random layout with --update-debug written, its line rows proven" \
+	fail "6.1: random layout with --update-debug written, its line rows and CFI proven" \
 		"$(head -n 5 "$tmp/rand.err")"
 fi
 progress "6.1: profile layout (proc), --update-debug"
@@ -107,9 +156,23 @@ if ! prof=$("$top/scripts/cached-profile" "$V" proc 2>"$tmp/prof.err"); then
 	skip "6.1: profile layout with --update-debug" "no proc profile: $(tail -n 1 "$tmp/prof.err")"
 elif "$KBOLT" optimize "$V" -o "$tmp/prof" --profile "$prof" --update-debug \
 	2>"$tmp/prof.err" >/dev/null; then
-	ok "6.1: profile layout with --update-debug written, its line rows proven"
+	ok "6.1: profile layout with --update-debug written, its line rows and CFI proven"
 else
-	fail "6.1: profile layout with --update-debug written, its line rows proven" \
+	fail "6.1: profile layout with --update-debug written, its line rows and CFI proven" \
 		"$(head -n 5 "$tmp/prof.err")"
+fi
+rm -f "$tmp/prof"
+V=$VMLINUX_612
+progress "6.12: random layout, seed 1, --update-debug"
+if KBOLT_DEBUG_MAP=$tmp/map612 "$KBOLT" optimize "$V" -o "$tmp/rand" --layout random \
+	--seed 1 --update-debug 2>"$tmp/rand.err" >/dev/null; then
+	ok "6.12: random layout with --update-debug written, its line rows and CFI proven"
+	shuf -n 2000 --random-source=<(yes) "$tmp/map612" > "$tmp/cfi612"
+	check_match "... readelf's CFI table: the old rules at the new address, 2000 moved instructions" \
+		'^2000 addresses, [0-9]+ with rules, 0 differ$' \
+		"$(python3 "$cfi_rows" "$V" "$tmp/rand" "$tmp/cfi612" 2>&1 | head -n 1)"
+else
+	fail "6.12: random layout with --update-debug written, its line rows and CFI proven" \
+		"$(grep -v 'info: ' "$tmp/rand.err" | head -n 5)"
 fi
 done_testing

@@ -293,5 +293,12 @@ int rewrite_image(struct opt *opt);
 struct output_secs;
 void dwarf_line_check(struct opt *opt);
 int dwarf_line_rewrite(struct opt *opt, struct output_secs *out);
+/*
+ * dwarf_frame.c (--update-debug), the same for .debug_frame: dwarf_frame_check() keeps
+ * every function whose call frame information kbolt cannot update where it is,
+ * dwarf_frame_rewrite() writes the new section and its relocations
+ */
+void dwarf_frame_check(struct opt *opt);
+int dwarf_frame_rewrite(struct opt *opt, struct output_secs *out);
 
 #endif

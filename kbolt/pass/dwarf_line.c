@@ -32,6 +32,7 @@
 
 #include "../../common/util.h"
 #include "../lib/output.h"
+#include "dwarf_io.h"
 #include "../model/opt.h"
 
 enum {
@@ -66,143 +67,41 @@ struct seq {
 	uint64_t set_addr_place;	/* section offset of its first set_address operand, 0 */
 };
 
-struct buf {
-	unsigned char *p;
-	size_t nr, cap;
-};
-
-static void put_byte(struct buf *b, unsigned char c)
-{
-	GROW(b->p, b->cap, b->nr + 1);
-	b->p[b->nr++] = c;
-}
-
-static void put_bytes(struct buf *b, const void *p, size_t size)
-{
-	GROW(b->p, b->cap, b->nr + size);
-	memcpy(b->p + b->nr, p, size);
-	b->nr += size;
-}
-
-static void put_uleb(struct buf *b, uint64_t v)
-{
-	do {
-		unsigned char c = v & 0x7f;
-
-		v >>= 7;
-		put_byte(b, c | (v ? 0x80 : 0));
-	} while (v);
-}
-
-static void put_sleb(struct buf *b, int64_t v)
-{
-	for (;;) {
-		unsigned char c = v & 0x7f;
-
-		v >>= 7;
-		if ((!v && !(c & 0x40)) || (v == -1 && (c & 0x40))) {
-			put_byte(b, c);
-			return;
-		}
-		put_byte(b, c | 0x80);
-	}
-}
-
-/* A reader over [p, end); a read past the end sets bad */
-struct reader {
-	const unsigned char *p, *end;
-	bool bad;
-};
-
-static uint64_t get_uleb(struct reader *r)
-{
-	uint64_t v = 0;
-	unsigned int shift = 0;
-
-	while (r->p < r->end) {
-		unsigned char c = *r->p++;
-
-		if (shift < 64)
-			v |= (uint64_t)(c & 0x7f) << shift;
-		shift += 7;
-		if (!(c & 0x80))
-			return v;
-	}
-	r->bad = true;
-	return 0;
-}
-
-static int64_t get_sleb(struct reader *r)
-{
-	int64_t v = 0;
-	unsigned int shift = 0;
-
-	while (r->p < r->end) {
-		unsigned char c = *r->p++;
-
-		if (shift < 64)
-			v |= (int64_t)((uint64_t)(c & 0x7f) << shift);
-		shift += 7;
-		if (!(c & 0x80)) {
-			if (shift < 64 && (c & 0x40))
-				v |= -((int64_t)1 << shift);
-			return v;
-		}
-	}
-	r->bad = true;
-	return 0;
-}
-
-static uint64_t get_fixed(struct reader *r, unsigned int size)
-{
-	uint64_t v = 0;
-
-	if ((size_t)(r->end - r->p) < size) {
-		r->bad = true;
-		r->p = r->end;
-		return 0;
-	}
-	for (unsigned int k = 0; k < size; k++)
-		v |= (uint64_t)r->p[k] << (8 * k);
-	r->p += size;
-	return v;
-}
-
 /* The header of the program at off; NULL, or what kbolt cannot rewrite */
 static const char *read_prog(const unsigned char *data, uint64_t size, uint64_t off,
 			     struct prog *p)
 {
-	struct reader r = { .p = data + off, .end = data + size };
+	struct dwarf_reader r = { .p = data + off, .end = data + size };
 	uint64_t len, header_len;
 
 	memset(p, 0, sizeof(*p));
 	p->off = off;
 	p->offset_size = 4;
-	len = get_fixed(&r, 4);
+	len = dwarf_get_fixed(&r, 4);
 	if (len == 0xffffffff) {
 		p->offset_size = 8;
-		len = get_fixed(&r, 8);
+		len = dwarf_get_fixed(&r, 8);
 	}
 	if (r.bad || len > (uint64_t)(r.end - r.p))
 		return "unit length past the section's end";
 	p->end = (r.p - data) + len;
 	r.end = data + p->end;
-	p->version = get_fixed(&r, 2);
+	p->version = dwarf_get_fixed(&r, 2);
 	if (p->version < 2 || p->version > 5)
 		return "line table version kbolt does not know";
-	if (p->version >= 5 && (get_fixed(&r, 1) != 8 || get_fixed(&r, 1) != 0))
+	if (p->version >= 5 && (dwarf_get_fixed(&r, 1) != 8 || dwarf_get_fixed(&r, 1) != 0))
 		return "address size other than 8, or segment selectors";
-	header_len = get_fixed(&r, p->offset_size);
+	header_len = dwarf_get_fixed(&r, p->offset_size);
 	if (r.bad || header_len > (uint64_t)(r.end - r.p))
 		return "header length past the unit's end";
 	p->body = (r.p - data) + header_len;
-	p->min_inst = get_fixed(&r, 1);
-	if (p->version >= 4 && get_fixed(&r, 1) != 1)
+	p->min_inst = dwarf_get_fixed(&r, 1);
+	if (p->version >= 4 && dwarf_get_fixed(&r, 1) != 1)
 		return "maximum_operations_per_instruction other than 1 (VLIW)";
-	p->default_stmt = get_fixed(&r, 1);
-	p->line_base = (signed char)get_fixed(&r, 1);
-	p->line_range = get_fixed(&r, 1);
-	p->opcode_base = get_fixed(&r, 1);
+	p->default_stmt = dwarf_get_fixed(&r, 1);
+	p->line_base = (signed char)dwarf_get_fixed(&r, 1);
+	p->line_range = dwarf_get_fixed(&r, 1);
+	p->opcode_base = dwarf_get_fixed(&r, 1);
 	p->std_lens = r.p;
 	if (r.bad || !p->line_range || !p->min_inst || !p->opcode_base ||
 	    p->opcode_base - 1 > (uint64_t)(r.end - r.p) || p->opcode_base < LNS_SET_ISA + 1 ||
@@ -230,7 +129,7 @@ static const char *decode_prog(const unsigned char *data, const struct prog *p,
 			       struct row **rows, size_t *nr, size_t *cap, struct seq **seqs,
 			       size_t *nr_seqs, size_t *seqs_cap)
 {
-	struct reader r = { .p = data + p->body, .end = data + p->end };
+	struct dwarf_reader r = { .p = data + p->body, .end = data + p->end };
 	struct row st;
 	struct seq cur = { *nr, 0, 0 };
 
@@ -252,7 +151,7 @@ static const char *decode_prog(const unsigned char *data, const struct prog *p,
 		}
 		switch (op) {
 		case 0:
-			len = get_uleb(&r);
+			len = dwarf_get_uleb(&r);
 			if (r.bad || !len || len > (uint64_t)(r.end - r.p))
 				return "extended opcode past the unit's end";
 			next = r.p + len;
@@ -268,9 +167,9 @@ static const char *decode_prog(const unsigned char *data, const struct prog *p,
 			} else if (op == LNE_SET_ADDRESS && len == 9) {
 				if (!cur.set_addr_place)
 					cur.set_addr_place = r.p - data;
-				st.addr = get_fixed(&r, 8);
+				st.addr = dwarf_get_fixed(&r, 8);
 			} else if (op == LNE_SET_DISCRIMINATOR) {
-				st.discriminator = get_uleb(&r);
+				st.discriminator = dwarf_get_uleb(&r);
 			} else {
 				return "extended opcode kbolt does not know (or a file defined in "
 				       "the program)";
@@ -283,19 +182,19 @@ static const char *decode_prog(const unsigned char *data, const struct prog *p,
 			st.flags &= ~(ROW_BB | ROW_PROLOGUE_END | ROW_EPILOGUE_BEGIN);
 			st.discriminator = 0;
 			break;
-		case LNS_ADVANCE_PC: st.addr += p->min_inst * get_uleb(&r); break;
-		case LNS_ADVANCE_LINE: st.line += get_sleb(&r); break;
-		case LNS_SET_FILE: st.file = get_uleb(&r); break;
-		case LNS_SET_COLUMN: st.column = get_uleb(&r); break;
+		case LNS_ADVANCE_PC: st.addr += p->min_inst * dwarf_get_uleb(&r); break;
+		case LNS_ADVANCE_LINE: st.line += dwarf_get_sleb(&r); break;
+		case LNS_SET_FILE: st.file = dwarf_get_uleb(&r); break;
+		case LNS_SET_COLUMN: st.column = dwarf_get_uleb(&r); break;
 		case LNS_NEGATE_STMT: st.flags ^= ROW_STMT; break;
 		case LNS_SET_BASIC_BLOCK: st.flags |= ROW_BB; break;
 		case LNS_CONST_ADD_PC:
 			st.addr += p->min_inst * ((255 - p->opcode_base) / p->line_range);
 			break;
-		case LNS_FIXED_ADVANCE_PC: st.addr += get_fixed(&r, 2); break;
+		case LNS_FIXED_ADVANCE_PC: st.addr += dwarf_get_fixed(&r, 2); break;
 		case LNS_SET_PROLOGUE_END: st.flags |= ROW_PROLOGUE_END; break;
 		case LNS_SET_EPILOGUE_BEGIN: st.flags |= ROW_EPILOGUE_BEGIN; break;
-		case LNS_SET_ISA: st.isa = get_uleb(&r); break;
+		case LNS_SET_ISA: st.isa = dwarf_get_uleb(&r); break;
 		default:	/* a standard opcode of a later version: its operands are ulebs */
 			return "standard opcode kbolt does not know";
 		}
@@ -310,44 +209,44 @@ static const char *decode_prog(const unsigned char *data, const struct prog *p,
 /* The encoder's state: the registers as the last emitted row left them */
 struct encoder {
 	const struct prog *p;
-	struct buf *b;
+	struct dwarf_buf *b;
 	struct row st;
 };
 
 static void encode_set(struct encoder *e, const struct row *r)
 {
-	struct buf *b = e->b;
+	struct dwarf_buf *b = e->b;
 
 	if (r->file != e->st.file) {
-		put_byte(b, LNS_SET_FILE);
-		put_uleb(b, r->file);
+		dwarf_put_byte(b, LNS_SET_FILE);
+		dwarf_put_uleb(b, r->file);
 	}
 	if (r->column != e->st.column) {
-		put_byte(b, LNS_SET_COLUMN);
-		put_uleb(b, r->column);
+		dwarf_put_byte(b, LNS_SET_COLUMN);
+		dwarf_put_uleb(b, r->column);
 	}
 	if ((r->flags ^ e->st.flags) & ROW_STMT)
-		put_byte(b, LNS_NEGATE_STMT);
+		dwarf_put_byte(b, LNS_NEGATE_STMT);
 	if (r->isa != e->st.isa) {
-		put_byte(b, LNS_SET_ISA);
-		put_uleb(b, r->isa);
+		dwarf_put_byte(b, LNS_SET_ISA);
+		dwarf_put_uleb(b, r->isa);
 	}
 	if (r->discriminator) {
-		struct buf d = { 0 };
+		struct dwarf_buf d = { 0 };
 
-		put_uleb(&d, r->discriminator);
-		put_byte(b, 0);
-		put_uleb(b, d.nr + 1);
-		put_byte(b, LNE_SET_DISCRIMINATOR);
-		put_bytes(b, d.p, d.nr);
+		dwarf_put_uleb(&d, r->discriminator);
+		dwarf_put_byte(b, 0);
+		dwarf_put_uleb(b, d.nr + 1);
+		dwarf_put_byte(b, LNE_SET_DISCRIMINATOR);
+		dwarf_put_bytes(b, d.p, d.nr);
 		free(d.p);
 	}
 	if (r->flags & ROW_BB)
-		put_byte(b, LNS_SET_BASIC_BLOCK);
+		dwarf_put_byte(b, LNS_SET_BASIC_BLOCK);
 	if (r->flags & ROW_PROLOGUE_END)
-		put_byte(b, LNS_SET_PROLOGUE_END);
+		dwarf_put_byte(b, LNS_SET_PROLOGUE_END);
 	if (r->flags & ROW_EPILOGUE_BEGIN)
-		put_byte(b, LNS_SET_EPILOGUE_BEGIN);
+		dwarf_put_byte(b, LNS_SET_EPILOGUE_BEGIN);
 }
 
 /* A row of the sequence, at an address not below the last one's */
@@ -360,46 +259,46 @@ static void encode_row(struct encoder *e, const struct row *r)
 
 	encode_set(e, r);
 	if (dl < p->line_base || dl >= p->line_base + (int)p->line_range) {
-		put_byte(e->b, LNS_ADVANCE_LINE);
-		put_sleb(e->b, dl);
+		dwarf_put_byte(e->b, LNS_ADVANCE_LINE);
+		dwarf_put_sleb(e->b, dl);
 		dl = 0;
 	}
 	special = (uint64_t)(dl - p->line_base) + p->line_range * ops + p->opcode_base;
 	if (special > 255) {
-		put_byte(e->b, LNS_ADVANCE_PC);
-		put_uleb(e->b, ops);
+		dwarf_put_byte(e->b, LNS_ADVANCE_PC);
+		dwarf_put_uleb(e->b, ops);
 		special = (uint64_t)(dl - p->line_base) + p->opcode_base;
 	}
-	put_byte(e->b, special);
+	dwarf_put_byte(e->b, special);
 	e->st = *r;
 	e->st.flags &= ~(ROW_BB | ROW_PROLOGUE_END | ROW_EPILOGUE_BEGIN);
 	e->st.discriminator = 0;
 }
 
 /* A whole sequence: set_address, the rows, end_sequence; *place: set_address's operand */
-static void encode_seq(const struct prog *p, struct buf *b, const struct row *rows, size_t nr,
-		       uint64_t *place)
+static void encode_seq(const struct prog *p, struct dwarf_buf *b, const struct row *rows,
+		       size_t nr, uint64_t *place)
 {
 	struct encoder e = { .p = p, .b = b };
 	unsigned char addr[8];
 
 	reset_state(p, &e.st);
 	e.st.addr = rows[0].addr;
-	put_byte(b, 0);
-	put_uleb(b, 9);
-	put_byte(b, LNE_SET_ADDRESS);
+	dwarf_put_byte(b, 0);
+	dwarf_put_uleb(b, 9);
+	dwarf_put_byte(b, LNE_SET_ADDRESS);
 	*place = b->nr;
 	put_u64(addr, rows[0].addr);
-	put_bytes(b, addr, 8);
+	dwarf_put_bytes(b, addr, 8);
 	for (size_t k = 0; k + 1 < nr; k++)
 		encode_row(&e, &rows[k]);
 	if (rows[nr - 1].addr != e.st.addr) {
-		put_byte(b, LNS_ADVANCE_PC);
-		put_uleb(b, (rows[nr - 1].addr - e.st.addr) / p->min_inst);
+		dwarf_put_byte(b, LNS_ADVANCE_PC);
+		dwarf_put_uleb(b, (rows[nr - 1].addr - e.st.addr) / p->min_inst);
 	}
-	put_byte(b, 0);
-	put_uleb(b, 1);
-	put_byte(b, LNE_END_SEQUENCE);
+	dwarf_put_byte(b, 0);
+	dwarf_put_uleb(b, 1);
+	dwarf_put_byte(b, LNE_END_SEQUENCE);
 }
 
 struct rowvec {
@@ -530,7 +429,7 @@ struct line_rewrite {
 	struct opt *opt;
 	const unsigned char *data;	/* the old .debug_line */
 	uint64_t size;
-	struct buf out;
+	struct dwarf_buf out;
 	struct prog_move *progs;
 	size_t nr_progs, progs_cap;
 	struct place_move *places;
@@ -544,14 +443,6 @@ struct line_rewrite {
 	size_t nr_rewritten;
 };
 
-static void put_offset(unsigned char *p, unsigned int size, uint64_t v)
-{
-	if (size == 8)
-		put_u64(p, v);
-	else
-		put_u32(p, (uint32_t)v);
-}
-
 /* p's sequences encoded again with moved rows remapped, after its header as it was */
 static const char *rewrite_prog(struct line_rewrite *lr, const struct prog *p,
 				struct prog_move *pm)
@@ -559,7 +450,7 @@ static const char *rewrite_prog(struct line_rewrite *lr, const struct prog *p,
 	uint64_t start = lr->out.nr, len_at = start + (p->offset_size == 8 ? 4 : 0);
 	const char *why;
 
-	put_bytes(&lr->out, lr->data + p->off, p->body - p->off);
+	dwarf_put_bytes(&lr->out, lr->data + p->off, p->body - p->off);
 	pm->first_place = lr->nr_places;
 	for (size_t s = 0; s < lr->nr_seqs; s++) {
 		const struct seq *sq = &lr->seqs[s];
@@ -577,7 +468,7 @@ static const char *rewrite_prog(struct line_rewrite *lr, const struct prog *p,
 		lr->places[lr->nr_places++] = pl;
 	}
 	pm->nr_places = lr->nr_places - pm->first_place;
-	put_offset(lr->out.p + len_at, p->offset_size,
+	dwarf_put_offset(lr->out.p + len_at, p->offset_size,
 		   lr->out.nr - start - (p->offset_size == 8 ? 12 : 4));
 	return NULL;
 }
@@ -604,7 +495,7 @@ static int rewrite_progs(struct line_rewrite *lr, const char **why_out, uint64_t
 			pm.rewritten = true;
 			lr->nr_rewritten++;
 		} else if (!why) {
-			put_bytes(&lr->out, lr->data + p.off, p.end - p.off);
+			dwarf_put_bytes(&lr->out, lr->data + p.off, p.end - p.off);
 		}
 		if (why) {
 			*why_out = why;
@@ -640,7 +531,7 @@ static const struct prog_move *prog_at(const struct line_rewrite *lr, uint64_t o
  * Skip an attribute value of form in a unit of version, offset and address sizes; false
  * for a form kbolt does not know (DWARF 5 section 7.5.6, and GNU's 0x1f01-0x1f21)
  */
-static bool skip_form(struct reader *r, uint64_t form, unsigned int offset_size,
+static bool skip_form(struct dwarf_reader *r, uint64_t form, unsigned int offset_size,
 		      unsigned int addr_size, unsigned int version)
 {
 	static const signed char fixed[] = {
@@ -653,22 +544,22 @@ static bool skip_form(struct reader *r, uint64_t form, unsigned int offset_size,
 	uint64_t len;
 
 	switch (form) {
-	case 0x03: len = get_fixed(r, 2); break;	/* block2 */
-	case 0x04: len = get_fixed(r, 4); break;	/* block4 */
-	case 0x0a: len = get_fixed(r, 1); break;	/* block1 */
-	case 0x09: case 0x18: len = get_uleb(r); break;	/* block, exprloc */
+	case 0x03: len = dwarf_get_fixed(r, 2); break;	/* block2 */
+	case 0x04: len = dwarf_get_fixed(r, 4); break;	/* block4 */
+	case 0x0a: len = dwarf_get_fixed(r, 1); break;	/* block1 */
+	case 0x09: case 0x18: len = dwarf_get_uleb(r); break;	/* block, exprloc */
 	case 0x08:					/* string */
 		while (r->p < r->end && *r->p)
 			r->p++;
 		len = 1;
 		break;
-	case 0x0d: get_sleb(r); return !r->bad;		/* sdata */
+	case 0x0d: dwarf_get_sleb(r); return !r->bad;		/* sdata */
 	case 0x0f: case 0x15: case 0x1a: case 0x1b: case 0x22: case 0x23:
 	case 0x1f01: case 0x1f02:			/* udata, ref_udata, *x */
-		get_uleb(r);
+		dwarf_get_uleb(r);
 		return !r->bad;
 	case 0x16:					/* indirect */
-		form = get_uleb(r);
+		form = dwarf_get_uleb(r);
 		return !r->bad && form != 0x16 && skip_form(r, form, offset_size, addr_size,
 							    version);
 	case 0x1f20: case 0x1f21: len = offset_size; break;	/* GNU_ref_alt, GNU_strp_alt */
@@ -689,12 +580,12 @@ static bool skip_form(struct reader *r, uint64_t form, unsigned int offset_size,
 
 /* Where the value of DW_AT_stmt_list of the unit's first DIE is, and its size; 0 none */
 static const char *find_stmt_list(const unsigned char *info, const unsigned char *abbrev,
-				  uint64_t abbrev_size, struct reader *r, uint64_t abbrev_off,
+				  uint64_t abbrev_size, struct dwarf_reader *r, uint64_t abbrev_off,
 				  unsigned int offset_size, unsigned int addr_size,
 				  unsigned int version, uint64_t *place, unsigned int *size)
 {
-	struct reader a = { .p = abbrev + abbrev_off, .end = abbrev + abbrev_size };
-	uint64_t code = get_uleb(r);
+	struct dwarf_reader a = { .p = abbrev + abbrev_off, .end = abbrev + abbrev_size };
+	uint64_t code = dwarf_get_uleb(r);
 
 	*place = 0;
 	if (!code)
@@ -702,21 +593,21 @@ static const char *find_stmt_list(const unsigned char *info, const unsigned char
 	if (abbrev_off >= abbrev_size)
 		return "abbreviation offset past .debug_abbrev";
 	for (;;) {	/* the unit's abbreviations, to the code of its first DIE */
-		uint64_t c = get_uleb(&a), at, form;
+		uint64_t c = dwarf_get_uleb(&a), at, form;
 
 		if (!c || a.bad)
 			return "no abbreviation for its first DIE";
-		get_uleb(&a);	/* tag */
-		get_fixed(&a, 1);	/* children */
+		dwarf_get_uleb(&a);	/* tag */
+		dwarf_get_fixed(&a, 1);	/* children */
 		for (;;) {
-			at = get_uleb(&a);
-			form = get_uleb(&a);
+			at = dwarf_get_uleb(&a);
+			form = dwarf_get_uleb(&a);
 			if (a.bad)
 				return "abbreviations past .debug_abbrev";
 			if (!at && !form)
 				break;
 			if (form == 0x21)
-				get_sleb(&a);	/* implicit_const: its value is here */
+				dwarf_get_sleb(&a);	/* implicit_const: its value is here */
 			if (c != code)
 				continue;
 			if (at == 0x10) {	/* DW_AT_stmt_list */
@@ -750,9 +641,9 @@ static const char *patch_units(struct line_rewrite *lr, unsigned char *info, uin
 
 	*nr = 0;
 	while (off < size) {
-		struct reader r = { .p = info + off, .end = info + size };
+		struct dwarf_reader r = { .p = info + off, .end = info + size };
 		unsigned int offset_size = 4, version, addr_size, type = 1;
-		uint64_t len = get_fixed(&r, 4), abbrev_off, place, end;
+		uint64_t len = dwarf_get_fixed(&r, 4), abbrev_off, place, end;
 		struct stmt_patch sp;
 		const struct prog_move *pm;
 		const char *why;
@@ -760,26 +651,26 @@ static const char *patch_units(struct line_rewrite *lr, unsigned char *info, uin
 		*at = off;
 		if (len == 0xffffffff) {
 			offset_size = 8;
-			len = get_fixed(&r, 8);
+			len = dwarf_get_fixed(&r, 8);
 		}
 		if (r.bad || len > (uint64_t)(r.end - r.p))
 			return "unit length past the section's end";
 		end = (r.p - info) + len;
 		r.end = info + end;
-		version = get_fixed(&r, 2);
+		version = dwarf_get_fixed(&r, 2);
 		if (version < 2 || version > 5)
 			return "unit version kbolt does not know";
 		if (version >= 5) {
-			type = get_fixed(&r, 1);
-			addr_size = get_fixed(&r, 1);
-			abbrev_off = get_fixed(&r, offset_size);
+			type = dwarf_get_fixed(&r, 1);
+			addr_size = dwarf_get_fixed(&r, 1);
+			abbrev_off = dwarf_get_fixed(&r, offset_size);
 			if (type == 2 || type == 6)	/* type units: signature, type offset */
 				r.p += 8 + offset_size;
 			else if (type == 4 || type == 5)	/* skeleton, split: dwo_id */
 				r.p += 8;
 		} else {
-			abbrev_off = get_fixed(&r, offset_size);
-			addr_size = get_fixed(&r, 1);
+			abbrev_off = dwarf_get_fixed(&r, offset_size);
+			addr_size = dwarf_get_fixed(&r, 1);
 		}
 		if (r.bad || r.p > r.end)
 			return "unit header past its end";
@@ -804,31 +695,6 @@ static const char *patch_units(struct line_rewrite *lr, unsigned char *info, uin
 		(*patches)[(*nr)++] = sp;
 	}
 	return NULL;
-}
-
-/* The relocation section of sec, NULL if none */
-static struct kmeta_sec *rela_of(struct kmeta_image *img, const struct kmeta_sec *sec)
-{
-	for (size_t i = 1; i < img->nr_secs; i++) {
-		GElf_Shdr sh;
-
-		if (img->secs[i].type == SHT_RELA && gelf_getshdr(img->secs[i].scn, &sh) &&
-		    sh.sh_info == sec->idx)
-			return &img->secs[i];
-	}
-	return NULL;
-}
-
-static unsigned char *file_bytes(struct kmeta_image *img, const struct kmeta_sec *sec,
-				 uint64_t *size)
-{
-	GElf_Shdr sh;
-
-	if (!gelf_getshdr(sec->scn, &sh) || sh.sh_type == SHT_NOBITS ||
-	    sh.sh_offset + sh.sh_size > img->map_size)
-		return NULL;
-	*size = sh.sh_size;
-	return img->map + sh.sh_offset;
 }
 
 /*
@@ -871,14 +737,15 @@ static int apply_patches(struct kmeta_image *img, struct kmeta_sec *info,
 			 const struct stmt_patch *sp, size_t nr, struct output_secs *out)
 {
 	enum { CHUNK = 24 << 16 };
-	struct kmeta_sec *rs = rela_of(img, info);
+	struct kmeta_sec *rs = dwarf_rela_of(img, info);
 	uint64_t size, rsize = 0;
-	unsigned char *p = file_bytes(img, info, &size), *r = rs ? file_bytes(img, rs, &rsize) : NULL;
+	unsigned char *p = dwarf_file_bytes(img, info, &size);
+	unsigned char *r = rs ? dwarf_file_bytes(img, rs, &rsize) : NULL;
 	unsigned char *buf;
 	int fd, err = 0;
 
 	for (size_t i = 0; i < nr; i++)
-		put_offset(p + sp[i].place, sp[i].size, sp[i].new);
+		dwarf_put_offset(p + sp[i].place, sp[i].size, sp[i].new);
 	output_secs_add(out, info->idx, NULL, 0);
 	if (!r || !nr)
 		return 0;
@@ -920,9 +787,9 @@ static int cmp_place(const void *x, const void *y)
 static void rebuild_line_relocs(struct line_rewrite *lr, struct kmeta_image *img,
 				struct kmeta_sec *line, struct output_secs *out)
 {
-	struct kmeta_sec *rs = rela_of(img, line);
+	struct kmeta_sec *rs = dwarf_rela_of(img, line);
 	uint64_t rsize = 0, nr = 0;
-	unsigned char *r = rs ? file_bytes(img, rs, &rsize) : NULL, *n;
+	unsigned char *r = rs ? dwarf_file_bytes(img, rs, &rsize) : NULL, *n;
 
 	if (!r)
 		return;
@@ -976,11 +843,11 @@ int dwarf_line_rewrite(struct opt *opt, struct output_secs *out)
 	const char *why;
 	int err;
 
-	if (!line || !info || !abbrev)
-		return 0;	/* nothing to update: dwarf_line_check() said so */
-	lr.data = file_bytes(img, line, &lr.size);
-	info_p = file_bytes(img, info, &info_size);
-	abbrev_p = file_bytes(img, abbrev, &abbrev_size);
+	if (!line || !info || !abbrev || !opt->nr_moved_lines)
+		return 0;	/* nothing to update, or dwarf_line_check() moved nothing */
+	lr.data = dwarf_file_bytes(img, line, &lr.size);
+	info_p = dwarf_file_bytes(img, info, &info_size);
+	abbrev_p = dwarf_file_bytes(img, abbrev, &abbrev_size);
 	if (!lr.data || !info_p || !abbrev_p)
 		return -EINVAL;
 	err = rewrite_progs(&lr, &why, &at);
@@ -1025,7 +892,7 @@ static const char *check_line_table(struct opt *opt, uint64_t *at, const char **
 			return NULL;
 		if (s[k]->flags & SHF_COMPRESSED)
 			return "a compressed section";
-		p[k] = file_bytes(opt->img, s[k], &size[k]);
+		p[k] = dwarf_file_bytes(opt->img, s[k], &size[k]);
 		if (!p[k])
 			return "a section past the file's end";
 	}

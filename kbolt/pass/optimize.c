@@ -14,10 +14,12 @@
  *   layout_func     an order per function, planned by emit (needs the weights)
  *   orc_fit_budget  functions whose ORC would overflow the table keep their code
  *   dwarf_line_check  --update-debug: a line table kbolt cannot update moves nothing
+ *   dwarf_frame_check  and a function whose CFI kbolt cannot update does not move
  *   rewrite_image   code, tables, relocations, ORC (needs the final set of moves)
  *   bat_build       the translation table of the moves (needs emit's plans, so
  *                   before the model is freed)
  *   dwarf_line_rewrite  --update-debug: .debug_line for the new code (needs emit's plan)
+ *   dwarf_frame_rewrite  and .debug_frame
  *   output          a temporary file, verified against the input, then renamed
  *
  * verify_prepare() reads what the proof needs of the input in a second thread while
@@ -361,6 +363,9 @@ static void debug_dump(struct opt *opt)
 	}
 }
 
+/* What --update-debug rewrites, and so proves */
+#define UPDATED_DEBUG (VERIFY_DEBUG_LINES | VERIFY_DEBUG_FRAME)
+
 static int run_pipeline(struct opt *opt, struct output_secs *debug)
 {
 	int err;
@@ -378,14 +383,18 @@ static int run_pipeline(struct opt *opt, struct output_secs *debug)
 	kmeta_release_image(opt->img);	/* and this every relocation */
 	parallel_for(opt->nr_funcs, cfg_item, opt);
 	apply_profile(opt);
-	if (opt->o->update_debug)
-		dwarf_line_check(opt);	/* before any function is chosen to move */
+	if (opt->o->update_debug) {	/* before any function is chosen to move */
+		dwarf_line_check(opt);
+		dwarf_frame_check(opt);
+	}
 	choose_layouts(opt);
 	orc_fit_budget(opt);
 	debug_dump(opt);
 	err = rewrite_image(opt);
 	if (!err && opt->o->update_debug)
 		err = dwarf_line_rewrite(opt, debug);
+	if (!err && opt->o->update_debug)
+		err = dwarf_frame_rewrite(opt, debug);
 	return err;
 }
 
@@ -478,7 +487,7 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	v = prep.in ? finish_preparation(&prep) : NULL;
 	if (!err)
 		err = v ? verify_run(v, of.tmp, &(struct verify_report){ .quiet = true,
-			.name = out, .debug_info = o->update_debug ? VERIFY_DEBUG_LINES : 0 }) : 1;
+			.name = out, .debug_info = o->update_debug ? UPDATED_DEBUG : 0 }) : 1;
 	else
 		verifier_free(v);
 	err = outfile_finish(&of, err);

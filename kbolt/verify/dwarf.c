@@ -13,12 +13,16 @@
  *                DW_TAG_lexical_block DIEs whose pc ranges hold the address, outermost
  *                first, each by tag, name (through DW_AT_abstract_origin), call file
  *                name, line and column, and its position among its parent's children
- *                (so two sibling blocks cannot trade ranges).
+ *                (so two sibling blocks cannot trade ranges);
+ *   frame        the call frame information of .debug_frame at the instruction: the
+ *                CFA and the rule of every register x86-64's DWARF numbers (0-16:
+ *                the general registers and the return address), as libdw's
+ *                dwarf_cfi_addrframe() gives them, expressions compared by operation.
  *
  * The instructions are the old addresses the walk mapped (walk.c): a jmp the layout
  * removed has no new address and is not compared; an instruction the layout added has
  * no old one.  The DWARF standard is the reference: DWARF 5, section 6.2 (line
- * programs) and 2.17 (code addresses and ranges).
+ * programs), 2.17 (code addresses and ranges) and 6.4 (call frame information).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -58,6 +62,9 @@ struct dwarf_side {
 	const char *path;
 	int fd;
 	Dwarf *dbg;
+	Dwarf_CFI *cfi;		/* .debug_frame, NULL if none */
+	Dwarf_Frame *frame;	/* the last row asked for, which the next often shares */
+	Dwarf_Addr frame_lo, frame_hi;
 	Dwarf_Off cu_off;
 	bool have_cu, have_progs;	/* progs: of the current CU, loaded when asked */
 	Dwarf_Die cu;
@@ -91,11 +98,13 @@ static int side_open(struct dwarf_side *s, const char *path)
 		pr_err(path, "verify: no DWARF to check: %s", dwarf_errmsg(-1));
 		return -EINVAL;
 	}
+	s->cfi = dwarf_getcfi(s->dbg);	/* owned by dbg */
 	return 0;
 }
 
 static void side_close(struct dwarf_side *s)
 {
+	free(s->frame);
 	if (s->dbg)
 		dwarf_end(s->dbg);
 	if (s->fd >= 0)
@@ -444,6 +453,79 @@ static void compare_scopes(struct dwarf_check *c, const struct vfunc *f, uint64_
 		    chain_str(x, x->chain[o], bx, sizeof(bx)));
 }
 
+/* x86-64's DWARF registers 0-16: the general registers and the return address */
+#define FRAME_REGS 17
+
+/* The row of s's CFI at addr (NULL: no FDE covers it), kept for the next address */
+static Dwarf_Frame *frame_at(struct dwarf_side *s, uint64_t addr)
+{
+	bool signal;
+
+	if (s->frame && addr >= s->frame_lo && addr < s->frame_hi)
+		return s->frame;
+	free(s->frame);
+	s->frame = NULL;
+	if (!s->cfi || dwarf_cfi_addrframe(s->cfi, addr, &s->frame))
+		return NULL;
+	if (dwarf_frame_info(s->frame, &s->frame_lo, &s->frame_hi, &signal) < 0)
+		s->frame_lo = s->frame_hi = 0;	/* asked again next time */
+	return s->frame;
+}
+
+static bool same_ops(const Dwarf_Op *x, size_t nx, const Dwarf_Op *y, size_t ny)
+{
+	if (nx != ny || !x != !y)
+		return false;
+	for (size_t k = 0; k < nx; k++)
+		if (x[k].atom != y[k].atom || x[k].number != y[k].number ||
+		    x[k].number2 != y[k].number2)
+			return false;
+	return true;
+}
+
+/* The CFA rule (reg -1) or a register's, of frames x and y: -1 if they differ */
+static int same_frame_rule(Dwarf_Frame *x, Dwarf_Frame *y, int reg)
+{
+	Dwarf_Op mx[3], my[3], *ox = NULL, *oy = NULL;
+	size_t nx = 0, ny = 0;
+	int rx, ry;
+
+	if (reg < 0) {
+		rx = dwarf_frame_cfa(x, &ox, &nx);
+		ry = dwarf_frame_cfa(y, &oy, &ny);
+	} else {
+		rx = dwarf_frame_register(x, reg, mx, &ox, &nx);
+		ry = dwarf_frame_register(y, reg, my, &oy, &ny);
+	}
+	return rx == ry && (rx < 0 || same_ops(ox, nx, oy, ny));
+}
+
+static void compare_frames(struct dwarf_check *c, const struct vfunc *f, uint64_t o)
+{
+	uint64_t n = f->map[o];
+	Dwarf_Frame *x = frame_at(&c->a, f->sym->addr + o), *y = frame_at(&c->b, f->sym->addr + n);
+	int reg = -1;
+
+	if (!x || !y) {
+		if (x || y)
+			verify_fail(c->v, f->sym->addr + o, "debug info: call frame information "
+				    "%s at new +0x%" PRIx64 ", %s at the old address",
+				    y ? "present" : "missing", n, x ? "present" : "none");
+		return;
+	}
+	for (; reg < FRAME_REGS; reg++)
+		if (!same_frame_rule(x, y, reg))
+			break;
+	if (reg == FRAME_REGS)
+		return;
+	if (reg < 0)
+		verify_fail(c->v, f->sym->addr + o, "debug info: the CFA rule at new +0x%" PRIx64
+			    " is not the old one", n);
+	else
+		verify_fail(c->v, f->sym->addr + o, "debug info: the rule of DWARF register %d "
+			    "at new +0x%" PRIx64 " is not the old one", reg, n);
+}
+
 static void func_dwarf_init(struct func_dwarf *fd, uint64_t size)
 {
 	fd->row_first = xrealloc(fd->row_first, size * sizeof(*fd->row_first));
@@ -468,7 +550,8 @@ static bool load_func(struct dwarf_side *s, struct func_dwarf *fd, uint64_t star
 	func_dwarf_init(fd, size);
 	if (!find_cu(s, start))
 		return false;
-	load_rows(s, fd, start, size, want);
+	if (what & VERIFY_DEBUG_LINES)
+		load_rows(s, fd, start, size, want);
 	if (what & VERIFY_DEBUG_SCOPES)
 		load_scopes(s, fd, start, size);
 	return true;
@@ -479,7 +562,7 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func
 {
 	uint64_t size = f->sym->size, elf_size = kmeta_elf_size(f->sym);
 	Dwarf_Off cu;
-	bool in_unit;
+	bool in_unit, start;
 
 	memset(want_a, 0, size);
 	memset(want_b, 0, size);
@@ -500,10 +583,14 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func
 		    (!find_cu(&c->b, f->sym->addr + f->map[o]) || c->b.cu_off != cu))
 			verify_fail(c->v, f->sym->addr + o, "debug info: new +0x%x lies outside "
 				    "the unit of its function", f->map[o]);
-		compare_rows(c, f, o, x, y);
-		if (c->map && f->olen[o] && (!o || f->olen[o - 1] != f->olen[o] + 1))
+		if (c->what & VERIFY_DEBUG_LINES)
+			compare_rows(c, f, o, x, y);
+		start = f->olen[o] && (!o || f->olen[o - 1] != f->olen[o] + 1);
+		if (c->map && start)
 			fprintf(c->map, "%" PRIx64 " %" PRIx64 "\n", f->sym->addr + o,
-				f->sym->addr + f->map[o]);	/* instruction starts */
+				f->sym->addr + f->map[o]);
+		if (start && (c->what & VERIFY_DEBUG_FRAME))
+			compare_frames(c, f, o);	/* rows start at instructions */
 		if (c->what & VERIFY_DEBUG_SCOPES)
 			compare_scopes(c, f, o, x, y);
 		c->insns++;

@@ -7,7 +7,7 @@
 
 struct verifier;
 
-enum { VERIFY_DEBUG_LINES = 1, VERIFY_DEBUG_SCOPES = 2 };
+enum { VERIFY_DEBUG_LINES = 1, VERIFY_DEBUG_SCOPES = 2, VERIFY_DEBUG_FRAME = 4 };
 
 struct verify_report {
 	bool quiet;	/* print nothing when the output verifies; its failure as an error */
@@ -20,7 +20,8 @@ struct verify_report {
 	void *arg;
 	/*
 	 * Also prove the DWARF of moved instructions (dwarf.c): VERIFY_DEBUG_LINES their
-	 * line rows, VERIFY_DEBUG_SCOPES their scopes (inline chains, lexical blocks)
+	 * line rows, VERIFY_DEBUG_SCOPES their scopes (inline chains, lexical blocks),
+	 * VERIFY_DEBUG_FRAME their call frame information (.debug_frame)
 	 */
 	unsigned int debug_info;
 };
