@@ -5,16 +5,18 @@
 # instruction a source line so that every instruction has its own line row, and call
 # frame information that changes from block to block): random layouts with
 # --update-debug are written and pass verify --debug-info; an output without it fails
-# that proof, for the line rows and for the CFI (it can fail); addr2line gives every
-# moved instruction's old line at its new address, and readelf's CFI table
+# that proof, for the line rows and for the CFI (it can fail); addr2line and gdb's info
+# line give every moved instruction's old line at its new address, and readelf's CFI table
 # (fixtures/cfi_rows.py) its old rules; llvm-dwarfdump --verify finds nothing new; the
 # relocations of .debug_line, .debug_info and .debug_frame hold what they say.  On
 # Debian's 6.1: a random layout (seed 1) and a profile layout with --update-debug are
 # written and proven; addr2line agrees on 500 moved instructions sampled from the
 # proof's map (KBOLT_DEBUG_MAP), where the old DWARF disagrees on most, and readelf's
 # CFI on 2000, where the old disagrees on some; the relocations of .debug_line and
-# .debug_frame hold what they say.  On Debian's 6.12 (no relocations): a random layout
-# with --update-debug is written and proven, and readelf's CFI agrees on 2000.
+# .debug_frame hold what they say; on the profile layout, addr2line agrees on every
+# address of the profile that lies in a rewritten function, as perf annotate would ask.
+# On Debian's 6.12 (no relocations): a random layout with --update-debug is written and
+# proven, and readelf's CFI agrees on 2000.
 . "$(dirname "$0")/lib.sh"
 
 KBOLT=${KBOLT:-$top/kbolt/kbolt}
@@ -25,6 +27,14 @@ fx=$top/selftests/fixtures
 relocs=$fx/debug_relocs.py
 cfi_rows=$fx/cfi_rows.py
 dwarfdump=$(command -v llvm-dwarfdump-19 || command -v llvm-dwarfdump || true)
+
+# gdb_lines VMLINUX FIELD MAP: gdb's "info line *ADDR" for the addresses in FIELD (1 old,
+# 2 new) of MAP, one line each: 'Line N of "FILE"', or none
+gdb_lines() {
+	cut -d' ' -f"$2" "$3" | sed 's/^/-ex=info line *0x/' |
+		xargs -d '\n' gdb -q -batch -nx "$1" 2>&1 |
+		sed -n 's/^\(Line [0-9]* of "[^"]*"\).*/\1/p; s/^No line number information.*/none/p'
+}
 
 # sample_addr2line MAP OLD NEW N: N pairs of MAP; sets same (N or fewer) and stale
 # (how many of the old image's lines at the new addresses differ)
@@ -75,6 +85,18 @@ for v in 4 5; do
 	n=$(wc -l < "$tmp/map$v")
 	check_eq "DWARF $v: addr2line: the old line at the new address, all $n moved instructions" \
 		"$n" "$same"
+	if command -v gdb >/dev/null; then
+		gdb_lines "$f" 1 "$tmp/map$v" > "$tmp/gdb.old"
+		gdb_lines "$f.1" 2 "$tmp/map$v" > "$tmp/gdb.new"
+		gdb_lines "$f" 2 "$tmp/map$v" > "$tmp/gdb.stale"
+		check_eq "DWARF $v: gdb's info line: the old line at the new address, all $n moved instructions" \
+			"$n $n" "$(grep -c '^Line' "$tmp/gdb.old") $(paste -d'|' "$tmp/gdb.old" \
+			"$tmp/gdb.new" | awk -F'|' '$1 == $2 && $1 ~ /^Line/' | wc -l)"
+		check "... where the input's DWARF gives another line for some" \
+			bash -c "! cmp -s '$tmp/gdb.old' '$tmp/gdb.stale'"
+	else
+		skip "DWARF $v: gdb's info line: the old line at the new address" "no gdb"
+	fi
 	check_match "DWARF $v: readelf's CFI table: the old rules at the new address, all moved instructions" \
 		"^$n addresses, [1-9][0-9]* with rules, 0 differ$" \
 		"$(python3 "$cfi_rows" "$f" "$f.1" "$tmp/map$v" 2>&1 | head -n 1)"
@@ -154,9 +176,21 @@ fi
 progress "6.1: profile layout (proc), --update-debug"
 if ! prof=$("$top/scripts/cached-profile" "$V" proc 2>"$tmp/prof.err"); then
 	skip "6.1: profile layout with --update-debug" "no proc profile: $(tail -n 1 "$tmp/prof.err")"
-elif "$KBOLT" optimize "$V" -o "$tmp/prof" --profile "$prof" --update-debug \
-	2>"$tmp/prof.err" >/dev/null; then
+elif KBOLT_DEBUG_MAP=$tmp/mapp "$KBOLT" optimize "$V" -o "$tmp/prof" --profile "$prof" \
+	--update-debug 2>"$tmp/prof.err" >/dev/null; then
 	ok "6.1: profile layout with --update-debug written, its line rows and CFI proven"
+	# as perf annotate looks up sources: every address of the profile in a rewritten
+	# function (its branches and their targets), at its new place
+	awk '/^[BF] / { print $2; print $3 }' "$prof" | sort -u > "$tmp/paddrs"
+	sort "$tmp/mapp" | join - "$tmp/paddrs" > "$tmp/pmap"
+	n=$(wc -l < "$tmp/pmap") moved=$(awk '$1 != $2' "$tmp/pmap" | wc -l)
+	cut -d' ' -f1 "$tmp/pmap" | sed 's/^/0x/' | addr2line -e "$V" > "$tmp/p.old"
+	cut -d' ' -f2 "$tmp/pmap" | sed 's/^/0x/' | addr2line -e "$tmp/prof" > "$tmp/p.new"
+	same=$(paste -d'|' "$tmp/p.old" "$tmp/p.new" | awk -F'|' '$1 == $2 && $1 !~ /^\?/' | wc -l)
+	check_eq "... addr2line: the old line at the new place of every profile address in a rewritten function ($moved of $n moved)" \
+		"$n" "$same"
+	check "... of which there are thousands, most of them moved" \
+		awk "BEGIN { exit !($n > 10000 && $moved > $n / 2) }"
 else
 	fail "6.1: profile layout with --update-debug written, its line rows and CFI proven" \
 		"$(head -n 5 "$tmp/prof.err")"

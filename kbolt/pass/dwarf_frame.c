@@ -448,11 +448,12 @@ static const char *read_frame(struct frame *fr, uint64_t *at)
 	}
 	for (size_t k = 0; k < fr->nr; k++) {
 		struct frame_entry *e = &fr->e[k];
-		const struct frame_entry *ce = entry_at(fr, e->cie);
+		const struct frame_entry *ce;
 
-		*at = e->off;
 		if (e->kind != ENTRY_FDE)
 			continue;
+		*at = e->off;
+		ce = entry_at(fr, e->cie);
 		if (!ce || ce->off != e->cie || ce->kind != ENTRY_CIE)
 			return "an FDE whose CIE pointer is not a CIE";
 		if (read_fde(fr, e, ce))
@@ -475,6 +476,7 @@ static uint64_t func_end(const struct func *f)
 
 struct fde_range {
 	uint64_t lo, hi;
+	uint64_t reach;		/* the highest hi of this range and those before */
 	size_t entry;
 };
 
@@ -493,8 +495,11 @@ static struct fde_range *sorted_fdes(const struct frame *fr, size_t *nr)
 	*nr = 0;
 	for (size_t k = 0; k < fr->nr; k++)
 		if (fr->e[k].kind == ENTRY_FDE && fr->e[k].hi > fr->e[k].lo)
-			v[(*nr)++] = (struct fde_range){ fr->e[k].lo, fr->e[k].hi, k };
+			v[(*nr)++] = (struct fde_range){ .lo = fr->e[k].lo, .hi = fr->e[k].hi,
+						       .entry = k };
 	qsort(v, *nr, sizeof(*v), cmp_range);
+	for (size_t k = 0; k < *nr; k++)
+		v[k].reach = k && v[k - 1].reach > v[k].hi ? v[k - 1].reach : v[k].hi;
 	return v;
 }
 
@@ -507,11 +512,12 @@ enum { NO_FDE = SIZE_MAX, BAD_FDE = SIZE_MAX - 1 };
 static size_t fde_covering(const struct frame *fr, const struct fde_range *v, size_t nr,
 			   uint64_t lo, uint64_t hi)
 {
-	size_t i = upper_bound_u64(v, nr, sizeof(*v), offsetof(struct fde_range, lo), lo);
+	size_t k = upper_bound_u64(v, nr, sizeof(*v), offsetof(struct fde_range, lo), lo);
 	size_t found = NO_FDE, met = 0;
 
-	/* FDEs rarely overlap: one starting well before lo is looked at only if it reaches */
-	for (size_t k = i > 8 ? i - 8 : 0; k < nr && v[k].lo < hi; k++) {
+	while (k && v[k - 1].reach > lo)	/* back to the first that may reach lo */
+		k--;
+	for (; k < nr && v[k].lo < hi; k++) {
 		if (v[k].hi <= lo)
 			continue;
 		met++;
@@ -545,7 +551,7 @@ static int frame_open(struct frame *fr, struct opt *opt, struct kmeta_sec **sec,
 	if (!why)
 		return 1;
 	if (!quiet)
-			pr_warn(opt->img->path, ".debug_frame at 0x%" PRIx64 ": %s: kbolt cannot "
+		pr_warn(opt->img->path, ".debug_frame at 0x%" PRIx64 ": %s: kbolt cannot "
 			"update the call frame information, no function is moved "
 			"(--update-debug)", at, why);
 	return -EINVAL;
