@@ -483,8 +483,8 @@ static bool same_ops(const Dwarf_Op *x, size_t nx, const Dwarf_Op *y, size_t ny)
 	return true;
 }
 
-/* The CFA rule (reg -1) or a register's, of frames x and y: -1 if they differ */
-static int same_frame_rule(Dwarf_Frame *x, Dwarf_Frame *y, int reg)
+/* Do frames x and y give the CFA (reg -1), or register reg, the same rule? */
+static bool same_frame_rule(Dwarf_Frame *x, Dwarf_Frame *y, int reg)
 {
 	Dwarf_Op mx[3], my[3], *ox = NULL, *oy = NULL;
 	size_t nx = 0, ny = 0;
