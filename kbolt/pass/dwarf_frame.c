@@ -85,7 +85,8 @@ struct frame_entry {
 	uint64_t id_place;	/* the CIE id or pointer */
 	uint64_t lo, hi;	/* an FDE's range */
 	uint64_t new_off;
-	size_t cie;		/* index in frame.cies; an FDE's is its CIE's */
+	size_t cie;		/* index in frame.cies; an FDE's is its CIE's (until
+				 * read_fde(), the CIE pointer's value) */
 	unsigned int offset_size, addr_size;
 	uint8_t kind;
 	bool bad;		/* an FDE kbolt cannot execute */
@@ -378,6 +379,9 @@ static const char *read_cie(struct frame *fr, struct frame_entry *e)
 	}
 	c.code_align = dwarf_get_uleb(&r);
 	c.data_align = dwarf_get_sleb(&r);
+	/* x86's: the rows kbolt writes advance by bytes, and factor offsets by it */
+	if (c.code_align != 1 || !c.data_align)
+		return "a CIE with a code alignment factor other than 1, or no data factor";
 	if (version == 1)
 		dwarf_get_fixed(&r, 1);	/* the return address column */
 	else
