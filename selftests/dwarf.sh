@@ -139,6 +139,16 @@ check_match "... a warning for .debug_frame, naming it" \
 	"^$tmp/zflow: warning: kbolt: \.debug_frame at 0x0: a compressed section: kbolt cannot update the call frame information, no function is moved \(--update-debug\)$" \
 	"$out"
 check_match "... and no function moved" '^  rewritten with a new layout: 0 ' "$out"
+# a CIE whose data alignment factor is 0 (byte 11 of the first CIE: length, id,
+# version 1, no augmentation, code factor): the functions of its FDEs stay
+off=$(readelf -S -W "$tmp/flow5" | sed 's/^.*\] //' | awk '$1 == ".debug_frame" { print $4 }')
+cp "$tmp/flow5" "$tmp/nofactor"
+printf '\000' | dd of="$tmp/nofactor" bs=1 seek=$((16#$off + 11)) conv=notrunc 2>/dev/null
+out=$("$KBOLT" optimize "$tmp/nofactor" -o "$tmp/nofactor.1" --layout random --seed 1 \
+	--update-debug --stats 2>&1); rc=$?
+check_eq "a CIE with a data factor of 0: written all the same (exit 0)" 0 "$rc"
+check_match "... every function of its FDEs skipped as debug_info" \
+	'^  skipped, DWARF kbolt cannot update \(--update-debug\): 1[0-9]$' "$out"
 
 need_kernels
 if [ $have_kernels = 0 ] || [ $sanitized = 1 ]; then
