@@ -36,15 +36,21 @@ gdb_lines() {
 		sed -n 's/^\(Line [0-9]* of "[^"]*"\).*/\1/p; s/^No line number information.*/none/p'
 }
 
+# lines_agree PAIRS OLD NEW: sets same, how many "OLDADDR NEWADDR" pairs of PAIRS have
+# a known line from addr2line at OLDADDR in OLD, and the same at NEWADDR in NEW
+lines_agree() {
+	cut -d' ' -f1 "$1" | sed 's/^/0x/' | addr2line -e "$2" > "$tmp/a.old"
+	cut -d' ' -f2 "$1" | sed 's/^/0x/' | addr2line -e "$3" > "$tmp/a.new"
+	same=$(paste -d'|' "$tmp/a.old" "$tmp/a.new" | awk -F'|' '$1 == $2 && $1 !~ /^\?/' | wc -l)
+}
+
 # sample_addr2line MAP OLD NEW N: N pairs of MAP; sets same (N or fewer) and stale
 # (how many of the old image's lines at the new addresses differ)
 sample_addr2line() {
 	local map=$1 old=$2 new=$3 n=$4
 	shuf -n "$n" --random-source=<(yes) "$map" > "$tmp/sample"
-	cut -d' ' -f1 "$tmp/sample" | sed 's/^/0x/' | addr2line -e "$old" > "$tmp/a.old"
-	cut -d' ' -f2 "$tmp/sample" | sed 's/^/0x/' | addr2line -e "$new" > "$tmp/a.new"
+	lines_agree "$tmp/sample" "$old" "$new"
 	cut -d' ' -f2 "$tmp/sample" | sed 's/^/0x/' | addr2line -e "$old" > "$tmp/a.stale"
-	same=$(paste -d'|' "$tmp/a.old" "$tmp/a.new" | awk -F'|' '$1 == $2 && $1 !~ /^\?/' | wc -l)
 	stale=$(paste -d'|' "$tmp/a.old" "$tmp/a.stale" | awk -F'|' '$1 != $2' | wc -l)
 }
 
@@ -194,9 +200,7 @@ elif KBOLT_DEBUG_MAP=$tmp/mapp "$KBOLT" optimize "$V" -o "$tmp/prof" --profile "
 	awk '/^[BF] / { print $2; print $3 }' "$prof" | sort -u > "$tmp/paddrs"
 	sort "$tmp/mapp" | join - "$tmp/paddrs" > "$tmp/pmap"
 	n=$(wc -l < "$tmp/pmap") moved=$(awk '$1 != $2' "$tmp/pmap" | wc -l)
-	cut -d' ' -f1 "$tmp/pmap" | sed 's/^/0x/' | addr2line -e "$V" > "$tmp/p.old"
-	cut -d' ' -f2 "$tmp/pmap" | sed 's/^/0x/' | addr2line -e "$tmp/prof" > "$tmp/p.new"
-	same=$(paste -d'|' "$tmp/p.old" "$tmp/p.new" | awk -F'|' '$1 == $2 && $1 !~ /^\?/' | wc -l)
+	lines_agree "$tmp/pmap" "$V" "$tmp/prof"
 	check_eq "... addr2line: the old line at the new place of every profile address in a rewritten function ($moved of $n moved)" \
 		"$n" "$same"
 	check "... of which there are thousands, most of them moved" \

@@ -649,9 +649,10 @@ static bool same_block(const unsigned char *x, const unsigned char *y, uint64_t 
 
 static bool same_rule(const struct rule *x, const struct rule *y)
 {
-	return x->kind == y->kind && x->val == y->val &&
-	       (x->kind != RULE_EXPR && x->kind != RULE_VAL_EXPR ? true :
-		same_block(x->expr, y->expr, (uint64_t)x->val));
+	if (x->kind != y->kind || x->val != y->val)
+		return false;
+	return (x->kind != RULE_EXPR && x->kind != RULE_VAL_EXPR) ||
+	       same_block(x->expr, y->expr, (uint64_t)x->val);
 }
 
 static bool same_cfa(const struct cfa *x, const struct cfa *y)
