@@ -291,8 +291,10 @@ int rewrite_image(struct opt *opt);
  * it, into out (kbolt/lib/output.h).
  */
 struct output_secs;
+struct dwarf_patches;
 void dwarf_line_check(struct opt *opt);
-int dwarf_line_rewrite(struct opt *opt, struct output_secs *out);
+/* its patches of .debug_info into ps, which dwarf_patches_apply() writes (dwarf_io.h) */
+int dwarf_line_rewrite(struct opt *opt, struct output_secs *out, struct dwarf_patches *ps);
 /*
  * dwarf_frame.c (--update-debug), the same for .debug_frame: dwarf_frame_check() keeps
  * every function whose call frame information kbolt cannot update where it is,
@@ -300,5 +302,13 @@ int dwarf_line_rewrite(struct opt *opt, struct output_secs *out);
  */
 void dwarf_frame_check(struct opt *opt);
 int dwarf_frame_rewrite(struct opt *opt, struct output_secs *out);
+/*
+ * dwarf_info.c (--update-debug), the code addresses of .debug_info (scopes, call sites,
+ * labels) and their range lists: dwarf_info_check() keeps every function where one is
+ * no place kbolt can map, dwarf_info_rewrite() patches them (into ps) and writes the
+ * new range lists
+ */
+void dwarf_info_check(struct opt *opt);
+int dwarf_info_rewrite(struct opt *opt, struct output_secs *out, struct dwarf_patches *ps);
 
 #endif

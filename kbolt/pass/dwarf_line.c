@@ -14,7 +14,7 @@
  *
  * The programs are laid out again in their order, so DW_AT_stmt_list of every unit
  * after a rewritten one moves: .debug_info is patched in place (same form, same size)
- * with its relocations, and .rela.debug_line (6.1 keeps the --emit-relocs of vmlinux)
+ * with its relocations (dwarf_patches_apply(), with dwarf_info.c's patches), and .rela.debug_line (6.1 keeps the --emit-relocs of vmlinux)
  * is rebuilt: relocations in copied bytes move with them, the DW_LNE_set_address of a
  * rewritten sequence keeps the relocation of the old sequence's first one.
  *
@@ -23,12 +23,10 @@
  * proof reads the result through libdw (kbolt/verify/dwarf.c), not through this.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../../common/util.h"
 #include "../lib/output.h"
@@ -76,12 +74,7 @@ static const char *read_prog(const unsigned char *data, uint64_t size, uint64_t 
 
 	memset(p, 0, sizeof(*p));
 	p->off = off;
-	p->offset_size = 4;
-	len = dwarf_get_fixed(&r, 4);
-	if (len == 0xffffffff) {
-		p->offset_size = 8;
-		len = dwarf_get_fixed(&r, 8);
-	}
+	len = dwarf_get_initial_length(&r, &p->offset_size);
 	if (r.bad || len > (uint64_t)(r.end - r.p))
 		return "unit length past the section's end";
 	p->end = (r.p - data) + len;
@@ -527,249 +520,74 @@ static const struct prog_move *prog_at(const struct line_rewrite *lr, uint64_t o
 	return lo < lr->nr_progs && lr->progs[lo].old_off <= off ? &lr->progs[lo] : NULL;
 }
 
-/*
- * Skip an attribute value of form in a unit of version, offset and address sizes; false
- * for a form kbolt does not know (DWARF 5 section 7.5.6, and GNU's 0x1f01-0x1f21)
- */
-static bool skip_form(struct dwarf_reader *r, uint64_t form, unsigned int offset_size,
-		      unsigned int addr_size, unsigned int version)
+/* Where the value of DW_AT_stmt_list of u's first DIE is, and its size; 0 none */
+static const char *find_stmt_list(const unsigned char *info, struct dwarf_abbrevs *ab,
+				  const unsigned char *abbrev, uint64_t abbrev_size,
+				  const struct dwarf_unit *u, uint64_t *place, unsigned int *size)
 {
-	static const signed char fixed[] = {
-		[0x01] = -2, [0x05] = 2, [0x06] = 4, [0x07] = 8, [0x0b] = 1, [0x0c] = 1,
-		[0x0e] = -1, [0x10] = -3, [0x11] = 1, [0x12] = 2, [0x13] = 4, [0x14] = 8,
-		[0x17] = -1, [0x19] = 0, [0x1c] = 4, [0x1d] = -1, [0x1e] = 16, [0x1f] = -1,
-		[0x20] = 8, [0x21] = 0, [0x24] = 8, [0x25] = 1, [0x26] = 2, [0x27] = 3,
-		[0x28] = 4, [0x29] = 1, [0x2a] = 2, [0x2b] = 3, [0x2c] = 4,
-	};
-	uint64_t len;
-
-	switch (form) {
-	case 0x03: len = dwarf_get_fixed(r, 2); break;	/* block2 */
-	case 0x04: len = dwarf_get_fixed(r, 4); break;	/* block4 */
-	case 0x0a: len = dwarf_get_fixed(r, 1); break;	/* block1 */
-	case 0x09: case 0x18: len = dwarf_get_uleb(r); break;	/* block, exprloc */
-	case 0x08:					/* string */
-		while (r->p < r->end && *r->p)
-			r->p++;
-		len = 1;
-		break;
-	case 0x0d: dwarf_get_sleb(r); return !r->bad;		/* sdata */
-	case 0x0f: case 0x15: case 0x1a: case 0x1b: case 0x22: case 0x23:
-	case 0x1f01: case 0x1f02:			/* udata, ref_udata, *x */
-		dwarf_get_uleb(r);
-		return !r->bad;
-	case 0x16:					/* indirect */
-		form = dwarf_get_uleb(r);
-		return !r->bad && form != 0x16 && skip_form(r, form, offset_size, addr_size,
-							    version);
-	case 0x1f20: case 0x1f21: len = offset_size; break;	/* GNU_ref_alt, GNU_strp_alt */
-	default:
-		if (form >= ARRAY_SIZE(fixed) || (!fixed[form] && form != 0x19 && form != 0x21))
-			return false;
-		len = fixed[form] == -1 ? offset_size : fixed[form] == -2 ? addr_size :
-		      fixed[form] == -3 ? (version == 2 ? addr_size : offset_size) :
-		      (uint64_t)fixed[form];
-	}
-	if (len > (uint64_t)(r->end - r->p)) {
-		r->bad = true;
-		return false;
-	}
-	r->p += len;
-	return true;
-}
-
-/* Where the value of DW_AT_stmt_list of the unit's first DIE is, and its size; 0 none */
-static const char *find_stmt_list(const unsigned char *info, const unsigned char *abbrev,
-				  uint64_t abbrev_size, struct dwarf_reader *r, uint64_t abbrev_off,
-				  unsigned int offset_size, unsigned int addr_size,
-				  unsigned int version, uint64_t *place, unsigned int *size)
-{
-	struct dwarf_reader a = { .p = abbrev + abbrev_off, .end = abbrev + abbrev_size };
-	uint64_t code = dwarf_get_uleb(r);
+	struct dwarf_reader r = { .p = info + u->die_off, .end = info + u->end };
+	uint64_t code = dwarf_get_uleb(&r);
+	const struct dwarf_abbrev *a;
+	const char *why;
 
 	*place = 0;
 	if (!code)
 		return NULL;
-	if (abbrev_off >= abbrev_size)
-		return "abbreviation offset past .debug_abbrev";
-	for (;;) {	/* the unit's abbreviations, to the code of its first DIE */
-		uint64_t c = dwarf_get_uleb(&a), at, form;
+	why = dwarf_read_abbrevs(ab, abbrev, abbrev_size, u->abbrev_off);
+	if (why)
+		return why;
+	a = dwarf_abbrev_of(ab, code);
+	if (!a)
+		return "no abbreviation for its first DIE";
+	for (uint32_t k = 0; k < a->nr; k++) {
+		const struct dwarf_abbrev_attr *at = &ab->attrs[a->first + k];
 
-		if (!c || a.bad)
-			return "no abbreviation for its first DIE";
-		dwarf_get_uleb(&a);	/* tag */
-		dwarf_get_fixed(&a, 1);	/* children */
-		for (;;) {
-			at = dwarf_get_uleb(&a);
-			form = dwarf_get_uleb(&a);
-			if (a.bad)
-				return "abbreviations past .debug_abbrev";
-			if (!at && !form)
-				break;
-			if (form == 0x21)
-				dwarf_get_sleb(&a);	/* implicit_const: its value is here */
-			if (c != code)
-				continue;
-			if (at == 0x10) {	/* DW_AT_stmt_list */
-				if (form != 0x17 && form != 0x06 && form != 0x07)
-					return "DW_AT_stmt_list of a form kbolt does not know";
-				*place = r->p - info;
-				*size = form == 0x17 ? offset_size : form == 0x06 ? 4 : 8;
-				return NULL;
-			}
-			if (!skip_form(r, form, offset_size, addr_size, version))
-				return "attribute of a form kbolt does not know";
-		}
-		if (c == code)
+		if (at->at == 0x10) {	/* DW_AT_stmt_list */
+			if (at->form != 0x17 && at->form != 0x06 && at->form != 0x07)
+				return "DW_AT_stmt_list of a form kbolt does not know";
+			*place = r.p - info;
+			*size = at->form == 0x17 ? u->offset_size : at->form == 0x06 ? 4 : 8;
 			return NULL;
-	}
-}
-
-/* A patched DW_AT_stmt_list: its place in .debug_info, its old and new values */
-struct stmt_patch {
-	uint64_t place, old, new;
-	unsigned int size;
-};
-
-/* Every unit's DW_AT_stmt_list, moved with its program; NULL or what is wrong */
-static const char *patch_units(struct line_rewrite *lr, unsigned char *info, uint64_t size,
-			       const unsigned char *abbrev, uint64_t abbrev_size,
-			       struct stmt_patch **patches, size_t *nr, uint64_t *at)
-{
-	size_t cap = 0;
-	uint64_t off = 0;
-
-	*nr = 0;
-	while (off < size) {
-		struct dwarf_reader r = { .p = info + off, .end = info + size };
-		unsigned int offset_size = 4, version, addr_size, type = 1;
-		uint64_t len = dwarf_get_fixed(&r, 4), abbrev_off, place, end;
-		struct stmt_patch sp;
-		const struct prog_move *pm;
-		const char *why;
-
-		*at = off;
-		if (len == 0xffffffff) {
-			offset_size = 8;
-			len = dwarf_get_fixed(&r, 8);
 		}
-		if (r.bad || len > (uint64_t)(r.end - r.p))
-			return "unit length past the section's end";
-		end = (r.p - info) + len;
-		r.end = info + end;
-		version = dwarf_get_fixed(&r, 2);
-		if (version < 2 || version > 5)
-			return "unit version kbolt does not know";
-		if (version >= 5) {
-			type = dwarf_get_fixed(&r, 1);
-			addr_size = dwarf_get_fixed(&r, 1);
-			abbrev_off = dwarf_get_fixed(&r, offset_size);
-			if (type == 2 || type == 6)	/* type units: signature, type offset */
-				r.p += 8 + offset_size;
-			else if (type == 4 || type == 5)	/* skeleton, split: dwo_id */
-				r.p += 8;
-		} else {
-			abbrev_off = dwarf_get_fixed(&r, offset_size);
-			addr_size = dwarf_get_fixed(&r, 1);
-		}
-		if (r.bad || r.p > r.end)
-			return "unit header past its end";
-		why = find_stmt_list(info, abbrev, abbrev_size, &r, abbrev_off, offset_size,
-				     addr_size, version, &place, &sp.size);
-		if (why)
-			return why;
-		off = end;
-		if (!place)
-			continue;
-		sp.place = place;
-		sp.old = sp.size == 8 ? get_u64(info + place) : get_u32(info + place);
-		pm = prog_at(lr, sp.old);
-		if (!pm || pm->old_off != sp.old)
-			return "DW_AT_stmt_list that is no line program's start";
-		sp.new = pm->new_off;
-		if (sp.new == sp.old)
-			continue;
-		if (sp.size == 4 && sp.new > UINT32_MAX)
-			return "a 32-bit DW_AT_stmt_list past 4 GiB";
-		GROW(*patches, cap, *nr + 1);
-		(*patches)[(*nr)++] = sp;
+		if (!dwarf_skip_form(&r, at->form, u))
+			return "attribute of a form kbolt does not know";
 	}
 	return NULL;
 }
 
-/*
- * The patched DW_AT_stmt_list values written into .debug_info, and into the addends
- * of their relocations (both sorted by place)
- */
-static int cmp_patch(const void *key, const void *x)
+/* Every unit's DW_AT_stmt_list, moved with its program, added to ps; NULL or what is wrong */
+static const char *patch_units(struct line_rewrite *lr, const unsigned char *info,
+			       uint64_t size, const unsigned char *abbrev, uint64_t abbrev_size,
+			       struct dwarf_patches *ps, uint64_t *at)
 {
-	uint64_t place = *(const uint64_t *)key;
-	const struct stmt_patch *p = x;
+	struct dwarf_abbrevs ab = { .off = UINT64_MAX };
+	const char *why = NULL;
+	uint64_t off = 0;
 
-	return place < p->place ? -1 : place > p->place;
-}
+	while (!why && off < size) {
+		struct dwarf_unit u;
+		const struct prog_move *pm;
+		uint64_t place = 0, old;
+		unsigned int psize;
 
-/* The relocation entry at e of .rela.debug_info (rela: its bytes in the mapping) */
-static int patch_reloc(struct kmeta_image *img, const unsigned char *e, unsigned char *rela,
-		       uint64_t at, const struct stmt_patch *sp, size_t nr)
-{
-	uint64_t place = get_u64(e);
-	const struct stmt_patch *p = search_array(&place, sp, nr, sizeof(*sp), cmp_patch);
-
-	if (!p)
-		return 0;
-	if (get_u64(e + 16) != p->old) {
-		pr_err(img->path, ".rela.debug_info: the relocation of DW_AT_stmt_list at "
-		       "0x%" PRIx64 " does not add its value", place);
-		return -EINVAL;
+		*at = off;
+		why = dwarf_read_unit(info, size, off, &u);
+		if (!why)
+			why = find_stmt_list(info, &ab, abbrev, abbrev_size, &u, &place, &psize);
+		off = u.end;
+		if (why || !place)
+			continue;
+		old = dwarf_get_offset(info + place, psize);
+		pm = prog_at(lr, old);
+		if (!pm || pm->old_off != old)
+			why = "DW_AT_stmt_list that is no line program's start";
+		else if (psize == 4 && pm->new_off > UINT32_MAX)
+			why = "a 32-bit DW_AT_stmt_list past 4 GiB";
+		else if (pm->new_off != old)
+			dwarf_patch_add(ps, place, psize, old, pm->new_off, PATCH_OFFSET);
 	}
-	put_u64(rela + at + 16, p->new);
-	return 0;
-}
-
-/*
- * The patched DW_AT_stmt_list values written into .debug_info, and into the addends
- * of their relocations (sp sorted by place).  .rela.debug_info (255 MB on 6.1) is read
- * by pread() in chunks, not through the mapping: its pages would stay in kbolt's
- * memory; only those of the relocations patched are written.
- */
-static int apply_patches(struct kmeta_image *img, struct kmeta_sec *info,
-			 const struct stmt_patch *sp, size_t nr, struct output_secs *out)
-{
-	enum { CHUNK = 24 << 16 };
-	struct kmeta_sec *rs = dwarf_rela_of(img, info);
-	uint64_t size, rsize = 0;
-	unsigned char *p = dwarf_file_bytes(img, info, &size);
-	unsigned char *r = rs ? dwarf_file_bytes(img, rs, &rsize) : NULL;
-	unsigned char *buf;
-	int fd, err = 0;
-
-	for (size_t i = 0; i < nr; i++)
-		dwarf_put_offset(p + sp[i].place, sp[i].size, sp[i].new);
-	output_secs_add(out, info->idx, NULL, 0);
-	if (!r || !nr)
-		return 0;
-	fd = open(img->path, O_RDONLY);
-	if (fd < 0) {
-		pr_err(img->path, "%s", strerror(errno));
-		return -errno;
-	}
-	buf = xmalloc(CHUNK);
-	for (uint64_t at = 0; at + 24 <= rsize && !err; at += CHUNK) {
-		uint64_t n = rsize - at < CHUNK ? rsize - at : CHUNK;
-
-		if (pread(fd, buf, n, (r - img->map) + at) != (ssize_t)n) {
-			pr_err(img->path, ".rela.debug_info: %s", strerror(errno ? errno : EIO));
-			err = -EIO;
-		}
-		for (uint64_t e = 0; !err && e + 24 <= n; e += 24)
-			err = patch_reloc(img, buf + e, r, at + e, sp, nr);
-	}
-	free(buf);
-	close(fd);
-	if (!err)
-		output_secs_add(out, rs->idx, NULL, 0);
-	return err;
+	dwarf_abbrevs_free(&ab);
+	return why;
 }
 
 static int cmp_place(const void *x, const void *y)
@@ -829,17 +647,15 @@ static void line_rewrite_free(struct line_rewrite *lr)
 	free(lr->seq_out.v);
 }
 
-int dwarf_line_rewrite(struct opt *opt, struct output_secs *out)
+int dwarf_line_rewrite(struct opt *opt, struct output_secs *out, struct dwarf_patches *ps)
 {
 	struct kmeta_image *img = opt->img;
 	struct kmeta_sec *line = kmeta_find_sec_by_name(img, ".debug_line");
 	struct kmeta_sec *info = kmeta_find_sec_by_name(img, ".debug_info");
 	struct kmeta_sec *abbrev = kmeta_find_sec_by_name(img, ".debug_abbrev");
 	struct line_rewrite lr = { .opt = opt };
-	struct stmt_patch *sp = NULL;
 	uint64_t info_size = 0, abbrev_size = 0, at = 0;
 	unsigned char *info_p, *abbrev_p;
-	size_t nr_sp = 0;
 	const char *why;
 	int err;
 
@@ -854,13 +670,11 @@ int dwarf_line_rewrite(struct opt *opt, struct output_secs *out)
 	if (err)
 		pr_err(img->path, ".debug_line: the line program at 0x%" PRIx64 ": %s", at, why);
 	if (!err && lr.nr_rewritten) {
-		why = patch_units(&lr, info_p, info_size, abbrev_p, abbrev_size, &sp, &nr_sp, &at);
+		why = patch_units(&lr, info_p, info_size, abbrev_p, abbrev_size, ps, &at);
 		if (why) {
 			pr_err(img->path, ".debug_info: the unit at 0x%" PRIx64 ": %s", at, why);
 			err = -EINVAL;
 		}
-		if (!err)
-			err = apply_patches(img, info, sp, nr_sp, out);
 		if (!err) {
 			rebuild_line_relocs(&lr, img, line, out);
 			output_secs_add(out, line->idx, lr.out.p, lr.out.nr);
@@ -868,7 +682,6 @@ int dwarf_line_rewrite(struct opt *opt, struct output_secs *out)
 		}
 	}
 	line_rewrite_free(&lr);
-	free(sp);
 	return err;
 }
 
@@ -878,11 +691,10 @@ static const char *check_line_table(struct opt *opt, uint64_t *at, const char **
 	static const char *const names[] = { ".debug_line", ".debug_info", ".debug_abbrev" };
 	struct kmeta_sec *s[ARRAY_SIZE(names)];
 	struct line_rewrite lr = { .opt = opt };
-	struct stmt_patch *sp = NULL;
+	struct dwarf_patches ps = { 0 };
 	uint64_t size[ARRAY_SIZE(names)] = { 0 };
 	unsigned char *p[ARRAY_SIZE(names)];
 	const char *why = NULL;
-	size_t nr_sp;
 
 	*at = 0;
 	for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
@@ -901,9 +713,9 @@ static const char *check_line_table(struct opt *opt, uint64_t *at, const char **
 	*sec = names[0];
 	if (!rewrite_progs(&lr, &why, at)) {
 		*sec = names[1];
-		why = patch_units(&lr, p[1], size[1], p[2], size[2], &sp, &nr_sp, at);
+		why = patch_units(&lr, p[1], size[1], p[2], size[2], &ps, at);
 	}
-	free(sp);
+	dwarf_patches_free(&ps);
 	line_rewrite_free(&lr);
 	return why;
 }

@@ -15,11 +15,13 @@
  *   orc_fit_budget  functions whose ORC would overflow the table keep their code
  *   dwarf_line_check  --update-debug: a line table kbolt cannot update moves nothing
  *   dwarf_frame_check  and a function whose CFI kbolt cannot update does not move
+ *   dwarf_info_check  nor one whose code addresses in .debug_info it cannot map
  *   rewrite_image   code, tables, relocations, ORC (needs the final set of moves)
  *   bat_build       the translation table of the moves (needs emit's plans, so
  *                   before the model is freed)
  *   dwarf_line_rewrite  --update-debug: .debug_line for the new code (needs emit's plan)
  *   dwarf_frame_rewrite  and .debug_frame
+ *   dwarf_info_rewrite  and the code addresses of .debug_info, the new range lists
  *   output          a temporary file, verified against the input, then renamed
  *
  * verify_prepare() reads what the proof needs of the input in a second thread while
@@ -47,6 +49,7 @@
 #include "../report/dyno.h"
 #include "../verify/verify.h"
 #include "../version.h"
+#include "dwarf_io.h"
 #include "optimize.h"
 
 struct opt_stats {
@@ -364,7 +367,24 @@ static void debug_dump(struct opt *opt)
 }
 
 /* What --update-debug rewrites, and so proves */
-#define UPDATED_DEBUG (VERIFY_DEBUG_LINES | VERIFY_DEBUG_FRAME)
+#define UPDATED_DEBUG (VERIFY_DEBUG_LINES | VERIFY_DEBUG_FRAME | VERIFY_DEBUG_SCOPES)
+
+/* The DWARF of the new code (--update-debug), into debug */
+static int rewrite_debug(struct opt *opt, struct output_secs *debug)
+{
+	struct dwarf_patches ps = { 0 };
+	int err;
+
+	err = dwarf_line_rewrite(opt, debug, &ps);
+	if (!err)
+		err = dwarf_frame_rewrite(opt, debug);
+	if (!err)
+		err = dwarf_info_rewrite(opt, debug, &ps);
+	if (!err)
+		err = dwarf_patches_apply(opt->img, &ps, debug);
+	dwarf_patches_free(&ps);
+	return err;
+}
 
 static int run_pipeline(struct opt *opt, struct output_secs *debug)
 {
@@ -386,15 +406,14 @@ static int run_pipeline(struct opt *opt, struct output_secs *debug)
 	if (opt->o->update_debug) {	/* before any function is chosen to move */
 		dwarf_line_check(opt);
 		dwarf_frame_check(opt);
+		dwarf_info_check(opt);
 	}
 	choose_layouts(opt);
 	orc_fit_budget(opt);
 	debug_dump(opt);
 	err = rewrite_image(opt);
 	if (!err && opt->o->update_debug)
-		err = dwarf_line_rewrite(opt, debug);
-	if (!err && opt->o->update_debug)
-		err = dwarf_frame_rewrite(opt, debug);
+		err = rewrite_debug(opt, debug);
 	return err;
 }
 

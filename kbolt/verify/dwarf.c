@@ -13,7 +13,11 @@
  *                DW_TAG_lexical_block DIEs whose pc ranges hold the address, outermost
  *                first, each by tag, name (through DW_AT_abstract_origin), call file
  *                name, line and column, and its position among its parent's children
- *                (so two sibling blocks cannot trade ranges);
+ *                (so two sibling blocks cannot trade ranges); and the code addresses
+ *                of those DIEs and of their call sites and labels, in DIE order
+ *                (DW_AT_entry_pc, DW_AT_call_pc, a label's DW_AT_low_pc: the new
+ *                place of the instruction; DW_AT_call_return_pc, DWARF 4's
+ *                DW_TAG_GNU_call_site's DW_AT_low_pc: the new end of the call);
  *   frame        the call frame information of .debug_frame at the instruction: the
  *                CFA and the rule of every register x86-64's DWARF numbers (0-16:
  *                the general registers and the return address), as libdw's
@@ -46,6 +50,14 @@ struct scope_node {
 	Dwarf_Word call_line, call_column;
 };
 
+/* A code address a DIE gives: end, the end of an instruction (a return address) */
+struct dwarf_point {
+	Dwarf_Off die;
+	Dwarf_Addr value;
+	unsigned int at;
+	bool end;
+};
+
 /* What one image says of one function: per offset, its rows and its scope chain */
 struct func_dwarf {
 	Dwarf_Lines *lines;
@@ -55,6 +67,8 @@ struct func_dwarf {
 	uint32_t *chain;	/* per offset: innermost scope_node */
 	struct scope_node *nodes;
 	size_t nr_nodes, nodes_cap;
+	struct dwarf_point *points;	/* of the DIEs walked for the scopes, in order */
+	size_t nr_points, points_cap;
 };
 
 /* One image's DWARF, and its top-level subprogram ranges of the CU last asked */
@@ -206,10 +220,37 @@ static void describe_scope(struct dwarf_side *s, Dwarf_Die *die, uint32_t ordina
 		dwarf_formudata(&attr, &n->call_column);
 }
 
+static void add_point(struct func_dwarf *fd, Dwarf_Die *die, unsigned int at, bool end)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Addr value;
+
+	if (!dwarf_attr(die, at, &attr) || dwarf_formaddr(&attr, &value))
+		return;
+	GROW(fd->points, fd->points_cap, fd->nr_points + 1);
+	fd->points[fd->nr_points++] = (struct dwarf_point){ dwarf_dieoffset(die), value, at,
+							    end };
+}
+
+/* The code addresses of a call site or a label, child of a scope */
+static void add_child_points(struct func_dwarf *fd, Dwarf_Die *die, int tag)
+{
+	if (tag == DW_TAG_call_site) {
+		add_point(fd, die, DW_AT_call_pc, false);
+		add_point(fd, die, DW_AT_call_return_pc, true);
+	} else if (tag == DW_TAG_GNU_call_site) {
+		add_point(fd, die, DW_AT_low_pc, true);		/* GCC's return address */
+	} else if (tag == DW_TAG_label) {
+		add_point(fd, die, DW_AT_low_pc, false);
+	}
+}
+
 /*
  * die's scope pushed onto the chain of every offset of [start, start + size) its
- * ranges hold; then its children's, inside.  Runs of offsets with one chain share a
- * node.
+ * ranges hold; then its children's, all of them: a block whose code the layout
+ * removed (a jmp) has an empty range, but its call sites and labels are compared.
+ * Runs of offsets with one chain share a node.  The code addresses of the DIEs are
+ * collected on the way.
  */
 static void apply_scope(struct dwarf_side *s, struct func_dwarf *fd, Dwarf_Die *die,
 			uint32_t ordinal, uint64_t start, uint64_t size)
@@ -217,17 +258,16 @@ static void apply_scope(struct dwarf_side *s, struct func_dwarf *fd, Dwarf_Die *
 	Dwarf_Addr base, lo, hi;
 	struct scope_node n;
 	ptrdiff_t it = 0;
-	bool inside = false;
 	Dwarf_Die child;
 	uint32_t k = 0;
 
 	describe_scope(s, die, ordinal, &n);
+	add_point(fd, die, DW_AT_entry_pc, false);
 	while ((it = dwarf_ranges(die, it, &base, &lo, &hi)) > 0) {
 		uint32_t last_parent = UINT32_MAX, last_node = 0;
 
 		if (hi <= start || lo >= start + size)
 			continue;
-		inside = true;
 		for (uint64_t a = lo < start ? start : lo; a < hi && a < start + size; a++) {
 			uint32_t *c = &fd->chain[a - start];
 
@@ -238,13 +278,15 @@ static void apply_scope(struct dwarf_side *s, struct func_dwarf *fd, Dwarf_Die *
 			*c = last_node;
 		}
 	}
-	if (!inside || dwarf_child(die, &child))
+	if (dwarf_child(die, &child))
 		return;
 	do {
 		int tag = dwarf_tag(&child);
 
 		if (tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine)
 			apply_scope(s, fd, &child, k, start, size);
+		else
+			add_child_points(fd, &child, tag);
 		k++;
 	} while (!dwarf_siblingof(&child, &child));
 }
@@ -453,6 +495,116 @@ static void compare_scopes(struct dwarf_check *c, const struct vfunc *f, uint64_
 		    chain_str(x, x->chain[o], bx, sizeof(bx)));
 }
 
+/* The start of the old instruction of f that the walk reached and that ends at off */
+static uint64_t reached_ending_at(const struct vfunc *f, uint64_t off, bool *found)
+{
+	*found = false;
+	for (uint64_t k = 1; k <= 15 && k <= off; k++)
+		if (f->olen[off - k] == k) {
+			*found = true;
+			return off - k;
+		}
+	return 0;
+}
+
+/* The end of the new instruction at n (offset in f) */
+static uint64_t new_insn_end(const struct vfunc *f, uint64_t n)
+{
+	for (n++; n < f->sym->size && f->cover[n] == 2; n++)
+		;
+	return n;
+}
+
+static bool is_int3(struct kmeta_image *img, uint64_t addr)
+{
+	struct kmeta_insn i;
+
+	return !kmeta_insn_decode(img, addr, &i) && i.kind == KI_TRAP && i.len == 1 &&
+	       (i.flags & KIF_INT);
+}
+
+/*
+ * An old plain jmp at o that the walk followed (a tail call to the function's own
+ * start, say), and the new instruction ending at q: a jmp to the same place?
+ */
+static bool same_jmp_ending(struct verifier *v, const struct vfunc *f, uint64_t o, uint64_t q)
+{
+	struct kmeta_insn i, j;
+
+	for (uint64_t k = 1; k <= 5 && k <= q - f->sym->addr; k++) {
+		uint64_t n = q - k - f->sym->addr;
+
+		if (f->cover[n] != 1 || new_insn_end(f, n) != q - f->sym->addr)
+			continue;
+		return !kmeta_insn_decode(v->a, o, &i) && i.kind == KI_JMP &&
+		       !kmeta_insn_decode(v->b, q - k, &j) && j.kind == KI_JMP &&
+		       equiv(v, i.target, j.target);
+	}
+	return false;
+}
+
+/*
+ * Is q where the walks put old code address a (end: the end of an instruction)?  A
+ * point: the same place modulo plain jmps (equiv()), or a itself where no walked
+ * instruction is (padding).  An end: the new end of the walked instruction that ended
+ * at a (a followed jmp: the end of a jmp to the same place), or of the int3 after it
+ * (GCC's return address of a tail call through a thunk is after its int3, which no
+ * walk reaches), or a itself.
+ */
+static bool is_new_point(struct verifier *v, uint64_t a, uint64_t q, bool end)
+{
+	struct vfunc *f = vfunc_containing(v, a - end);
+	uint64_t off, st, n;
+	bool found, int3 = false;
+
+	if (!f)
+		return q == a;
+	if (!end)
+		return equiv(v, a, q) || (q == a && f->map[a - f->sym->addr] == UNMAPPED);
+	off = a - f->sym->addr;
+	st = reached_ending_at(f, off, &found);
+	if (!found && off && is_int3(v->a, a - 1)) {
+		st = reached_ending_at(f, off - 1, &found);
+		int3 = true;
+	}
+	if (!found)
+		return q == a;
+	if (f->map[st] == UNMAPPED)
+		return !int3 && same_jmp_ending(v, f, f->sym->addr + st, q);
+	n = new_insn_end(f, f->map[st]);
+	if (int3 && !is_int3(v->b, f->sym->addr + n))
+		return false;
+	return q == f->sym->addr + n + int3;
+}
+
+static const char *point_name(unsigned int at)
+{
+	return at == DW_AT_entry_pc ? "DW_AT_entry_pc" : at == DW_AT_call_pc ? "DW_AT_call_pc" :
+	       at == DW_AT_call_return_pc ? "DW_AT_call_return_pc" : "DW_AT_low_pc";
+}
+
+/* The code addresses of the DIEs of f's scopes, each where its code went */
+static void compare_points(struct dwarf_check *c, const struct vfunc *f,
+			   const struct func_dwarf *x, const struct func_dwarf *y)
+{
+	if (x->nr_points != y->nr_points) {
+		verify_fail(c->v, f->sym->addr, "debug info: %zu code addresses in the DIEs of "
+			    "its scopes, %zu in the new image", x->nr_points, y->nr_points);
+		return;
+	}
+	for (size_t k = 0; k < x->nr_points; k++) {
+		const struct dwarf_point *p = &x->points[k], *q = &y->points[k];
+
+		if (p->at != q->at || p->end != q->end)
+			verify_fail(c->v, p->value, "debug info: the DIE at 0x%" PRIx64 " has no "
+				    "%s in the new image", (uint64_t)p->die, point_name(p->at));
+		else if (!is_new_point(c->v, p->value, q->value, p->end))
+			verify_fail(c->v, p->value, "debug info: %s of the DIE at 0x%" PRIx64
+				    " is 0x%" PRIx64 " in the new image, where the old code is "
+				    "not", point_name(p->at), (uint64_t)q->die, (uint64_t)q->value);
+	}
+}
+
 /* x86-64's DWARF registers 0-16: the general registers and the return address */
 #define FRAME_REGS 17
 
@@ -537,6 +689,7 @@ static void func_dwarf_init(struct func_dwarf *fd, uint64_t size)
 	fd->lines = NULL;
 	fd->nr_lines = 0;
 	fd->nr_nodes = 0;
+	fd->nr_points = 0;
 	new_node(fd, 0, &(struct scope_node){ 0 });	/* the root: no scope */
 }
 
@@ -575,6 +728,8 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func
 	if (!load_func(&c->b, y, f->sym->addr, size, want_b, c->what) && in_unit)
 		verify_fail(c->v, f->sym->addr, "debug info: no unit holds it in the new image");
 	cu = c->b.cu_off;
+	if (c->what & VERIFY_DEBUG_SCOPES)
+		compare_points(c, f, x, y);
 	for (uint64_t o = 0; o < size; o++) {
 		if (f->map[o] == UNMAPPED)
 			continue;
@@ -604,6 +759,7 @@ static void func_dwarf_free(struct func_dwarf *fd)
 	free(fd->nr_rows);
 	free(fd->chain);
 	free(fd->nodes);
+	free(fd->points);
 }
 
 int verify_dwarf(struct verifier *v, unsigned int what, size_t *nr_funcs, size_t *nr_insns)

@@ -1,0 +1,1162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbolt optimize --update-debug: the code addresses that .debug_info gives inside
+ * moved functions.  Every DIE of every unit is read (a reader of abbreviations and
+ * forms of its own, DWARF 5 section 7.5, as dwarf_line.c's), and each address inside a
+ * moved function goes where its code went:
+ *
+ *   a point   DW_AT_entry_pc, DW_AT_call_pc, and DW_AT_low_pc of a DIE without a
+ *             range (DW_TAG_label): the new place of the instruction it names (of
+ *             the jmp's target for a jmp the layout removed);
+ *   an end    DW_AT_call_return_pc, and DW_AT_low_pc of DWARF 4's
+ *             DW_TAG_GNU_call_site (GCC's return address): the new end of the
+ *             instruction that ended there (a call, or a tail call's jmp);
+ *   a range   DW_AT_low_pc with DW_AT_high_pc, or DW_AT_ranges: the new places of
+ *             the instructions it held, with a jmp kbolt added after one of them
+ *             (it ends that block, and has its line row too).
+ *
+ * A unit's own DIE is left alone (its DW_AT_low_pc is the base of its lists; its
+ * ranges hold whole functions, which keep their address and size).  A point or a
+ * range that stays one range is patched in place, same form and size, with the addend
+ * of its relocation (dwarf_patches_apply()); a range list that changes is written
+ * again in a new contribution at the end of .debug_rnglists (DWARF 5) or
+ * .debug_ranges (DWARF 4), with relocations for its addresses, and DW_AT_ranges
+ * patched to it.  A low/high pair that the layout splits becomes a DW_AT_ranges of a
+ * new list in the same bytes, through a twin of its abbreviation (split_pair()).
+ *
+ * dwarf_info_check(), before the layouts, reads the same and keeps every function
+ * where an address is not an instruction boundary kbolt can map; an attribute of a
+ * form it does not know keeps every function (a warning).  Hand-written for the same
+ * reason as dwarf_line.c: libdw reads DIEs, but neither says where an attribute's bytes
+ * are nor writes any; the proof reads the result through libdw (kbolt/verify/dwarf.c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/util.h"
+#include "../lib/output.h"
+#include "dwarf_io.h"
+#include "../model/opt.h"
+
+enum {
+	AT_LOW_PC = 0x11, AT_HIGH_PC = 0x12, AT_ENTRY_PC = 0x52, AT_RANGES = 0x55,
+	AT_CALL_RETURN_PC = 0x7d, AT_CALL_PC = 0x81,
+	TAG_COMPILE_UNIT = 0x11, TAG_PARTIAL_UNIT = 0x3c, TAG_SKELETON_UNIT = 0x4a,
+	TAG_GNU_CALL_SITE = 0x4109,
+	FORM_ADDR = 0x01, FORM_DATA2 = 0x05, FORM_DATA4 = 0x06, FORM_DATA8 = 0x07,
+	FORM_BLOCK1 = 0x0a, FORM_DATA1 = 0x0b, FORM_UDATA = 0x0f, FORM_SEC_OFFSET = 0x17,
+	FORM_IMPLICIT_CONST = 0x21,
+	/*
+	 * kbolt's own attribute (DW_AT_lo_user is 0x2000): the bytes a DIE no longer uses
+	 * after its DW_AT_low_pc/high_pc pair became a DW_AT_ranges, as a DW_FORM_block1
+	 */
+	AT_KBOLT_FILLER = 0x2b01,
+	RLE_END = 0, RLE_OFFSET_PAIR = 4, RLE_BASE = 5, RLE_START_END = 6,
+	RLE_START_LENGTH = 7,
+};
+
+/* An attribute of a DIE that gives a code address, where its value is */
+struct addr_attr {
+	uint64_t place, value;
+	uint16_t at, form;
+	unsigned int size;
+};
+
+/* A DIE's code addresses */
+struct die {
+	uint64_t off, tag;
+	struct addr_attr a[8];
+	unsigned int nr;
+};
+
+/* A half-open range of addresses */
+struct span {
+	uint64_t lo, hi;
+};
+
+struct spans {
+	struct span *v;
+	size_t nr, cap;
+};
+
+/* A range list written again: the old one's offset, the new one's */
+struct list_move {
+	uint64_t old, new;
+};
+
+struct info_walk {
+	struct opt *opt;
+	bool rewrite;		/* false: dwarf_info_check() */
+	const unsigned char *info, *abbrev;
+	uint64_t info_size, abbrev_size;
+	struct dwarf_unit u;
+	uint64_t base;		/* the unit's DW_AT_low_pc: the base of its lists */
+	struct dwarf_abbrevs ab;
+	uint64_t why_at;	/* where what cannot be read is */
+	/* rewrite */
+	struct dwarf_patches *patches;
+	struct func *op_item_func;	/* op -> item index, of this function */
+	uint32_t *op_item;
+	size_t op_item_cap;
+	struct spans old, new;
+	struct list_src {		/* a range list section and its new contribution */
+		struct kmeta_sec *sec, *rs;	/* rs: its relocations, NULL if none */
+		const unsigned char *data;
+		uint64_t size;
+		bool v5;			/* .debug_rnglists, else .debug_ranges */
+		struct dwarf_buf out;
+		struct dwarf_buf rela;	/* relocations of the new lists */
+		struct list_move *moves;
+		size_t nr_moves, moves_cap;
+		struct { uint64_t info, value; } syms[16];	/* reloc_base() */
+		size_t nr_syms;
+		bool syms_read;
+	} rnglists, ranges;
+	/* abbreviations added for pairs that became lists (split_pair()) */
+	struct twin {
+		uint64_t table, old_code, new_code;
+		size_t at, len;		/* its bytes in twin_bytes */
+	} *twins;
+	size_t nr_twins, twins_cap;
+	struct dwarf_buf twin_bytes;
+	struct unit_ref {		/* every unit's debug_abbrev_offset */
+		uint64_t place, table;
+		unsigned int size;
+	} *units;
+	size_t nr_units, units_cap;
+};
+
+/* --- reading a DIE's addresses --- */
+
+static bool is_addr_attr(uint64_t at)
+{
+	return at == AT_LOW_PC || at == AT_HIGH_PC || at == AT_ENTRY_PC || at == AT_RANGES ||
+	       at == AT_CALL_RETURN_PC || at == AT_CALL_PC;
+}
+
+/* The value of an address attribute at r; NULL or why kbolt cannot take its form */
+static const char *read_addr_attr(struct info_walk *w, struct dwarf_reader *r,
+				  struct addr_attr *a)
+{
+	const unsigned char *p = r->p;
+
+	a->place = p - w->info;
+	switch (a->form) {
+	case FORM_ADDR:
+		a->size = w->u.addr_size;
+		break;
+	case FORM_DATA1: a->size = 1; break;
+	case FORM_DATA2: a->size = 2; break;
+	case FORM_DATA4: a->size = 4; break;
+	case FORM_DATA8: a->size = 8; break;
+	case FORM_SEC_OFFSET:
+		a->size = w->u.offset_size;
+		break;
+	case FORM_UDATA:
+		a->value = dwarf_get_uleb(r);
+		a->size = r->p - p;
+		return r->bad ? "a DIE past its unit's end" : NULL;
+	default:
+		return "a code address of a form kbolt does not take";
+	}
+	if (a->at == AT_HIGH_PC ? a->form == FORM_SEC_OFFSET :
+	    a->at == AT_RANGES ? a->form == FORM_ADDR :
+	    a->form != FORM_ADDR)
+		return "a code address of a form kbolt does not take";
+	a->value = dwarf_get_fixed(r, a->size);
+	return r->bad ? "a DIE past its unit's end" : NULL;
+}
+
+static const struct addr_attr *die_attr(const struct die *d, uint16_t at)
+{
+	for (unsigned int k = 0; k < d->nr; k++)
+		if (d->a[k].at == at)
+			return &d->a[k];
+	return NULL;
+}
+
+/* --- where old code went --- */
+
+/* op index -> index of its item in f's plan, UINT32_MAX if it has none */
+static const uint32_t *op_items(struct info_walk *w, struct func *f)
+{
+	if (w->op_item_func == f)
+		return w->op_item;
+	GROW(w->op_item, w->op_item_cap, f->nr_ops);
+	memset(w->op_item, 0xff, f->nr_ops * sizeof(*w->op_item));
+	for (uint32_t i = 0; i < f->nr_items; i++)
+		if (!f->items[i].added)
+			w->op_item[f->items[i].op] = i;
+	w->op_item_func = f;
+	return w->op_item;
+}
+
+/* The end of f's ops: what lies after (padding) stays where it is */
+static uint64_t ops_end(const struct func *f)
+{
+	const struct op *last = f->nr_ops ? &f->ops[f->nr_ops - 1] : NULL;
+
+	return f->sym->addr + (last ? last->off + last->len : 0);
+}
+
+/* Is a a place kbolt maps: an op's start, inside an alternative's unit, or past the ops */
+static bool is_boundary(const struct func *f, uint64_t a)
+{
+	long i = find_op_containing(f, a);
+
+	return i < 0 ? a >= ops_end(f) || a == f->sym->addr :
+	       a == f->sym->addr + f->ops[i].off || (f->ops[i].flags & OP_UNIT);
+}
+
+/* The new place of the instruction at a in moved f (a removed jmp: of its target) */
+static uint64_t new_point(const struct func *f, uint64_t a)
+{
+	for (int hop = 0; hop < 64; hop++) {
+		long i = find_op_containing(f, a);
+		const struct op *op = i < 0 ? NULL : &f->ops[i];
+
+		if (!op)
+			return a;	/* the padding after the ops stays */
+		if (op->new_off != OP_NOT_PLACED)
+			return f->sym->addr + op->new_off + (a - f->sym->addr - op->off);
+		if (op->kind != KI_JMP || op->target < f->sym->addr ||
+		    op->target >= f->sym->addr + f->sym->size)
+			break;
+		a = op->target;
+	}
+	return a;
+}
+
+/* The new end of the instruction that ended at a in moved f */
+static uint64_t new_end(struct info_walk *w, struct func *f, uint64_t a)
+{
+	long i = find_op_containing(f, a - 1);
+	uint32_t k = i < 0 ? UINT32_MAX : op_items(w, f)[i];
+
+	if (k == UINT32_MAX)
+		return a;
+	return f->sym->addr + f->items[k].new_off + f->items[k].size;
+}
+
+static void add_span(struct spans *s, uint64_t lo, uint64_t hi)
+{
+	if (s->nr && s->v[s->nr - 1].hi == lo && lo != hi) {
+		s->v[s->nr - 1].hi = hi;
+		return;
+	}
+	GROW(s->v, s->cap, s->nr + 1);
+	s->v[s->nr++] = (struct span){ lo, hi };
+}
+
+static int cmp_span(const void *x, const void *y)
+{
+	const struct span *p = x, *q = y;
+
+	return p->lo < q->lo ? -1 : p->lo > q->lo;
+}
+
+/* s sorted, and touching or overlapping spans merged; empty ones dropped */
+static void merge_spans(struct spans *s)
+{
+	size_t n = 0;
+
+	if (!s->nr)
+		return;		/* and no array to sort */
+	qsort(s->v, s->nr, sizeof(*s->v), cmp_span);
+	for (size_t k = 0; k < s->nr; k++) {
+		if (s->v[k].lo == s->v[k].hi)
+			continue;
+		if (n && s->v[k].lo <= s->v[n - 1].hi) {
+			if (s->v[k].hi > s->v[n - 1].hi)
+				s->v[n - 1].hi = s->v[k].hi;
+			continue;
+		}
+		s->v[n++] = s->v[k];
+	}
+	s->nr = n;
+}
+
+/* The new places of the code of [lo, hi), a part of moved f, added to out */
+static void map_part(struct info_walk *w, struct func *f, uint64_t lo, uint64_t hi,
+		     struct spans *out)
+{
+	const uint32_t *oi = op_items(w, f);
+	long i = find_op_containing(f, lo);
+
+	if (i < 0)
+		return;		/* only padding */
+	for (; (uint32_t)i < f->nr_ops && f->sym->addr + f->ops[i].off < hi; i++) {
+		uint32_t k = oi[i];
+
+		if (k == UINT32_MAX)
+			continue;	/* not emitted */
+		for (; k < f->nr_items && (k == oi[i] || f->items[k].added); k++)
+			add_span(out, f->sym->addr + f->items[k].new_off,
+				 f->sym->addr + f->items[k].new_off + f->items[k].size);
+	}
+	if (hi > ops_end(f))
+		add_span(out, ops_end(f) > lo ? ops_end(f) : lo, hi);
+}
+
+/* Where the piece of [lo, hi) that starts at lo ends: at f's end, or the next function */
+static uint64_t piece_end(struct opt *opt, const struct func *f, uint64_t lo, uint64_t hi)
+{
+	uint64_t end = hi;
+
+	if (f) {
+		end = f->sym->addr + f->sym->size;
+	} else {
+		long i = kmeta_func_at_or_before(opt->img, lo);
+
+		for (size_t k = i < 0 ? 0 : (size_t)i + 1; k < opt->nr_funcs; k++)
+			if (opt->funcs[k].sym->addr > lo) {
+				end = opt->funcs[k].sym->addr;
+				break;
+			}
+	}
+	return end < hi ? end : hi;
+}
+
+/*
+ * The spans of old, each part in a moved function mapped (a part that holds the whole
+ * function stays), into new, sorted and merged; false if nothing moved
+ */
+static bool map_spans(struct info_walk *w, const struct spans *old, struct spans *new)
+{
+	bool moved = false;
+
+	new->nr = 0;
+	for (size_t k = 0; k < old->nr; k++) {
+		uint64_t lo = old->v[k].lo, hi = old->v[k].hi;
+
+		while (lo < hi) {
+			struct func *f = find_func_containing(w->opt, lo);
+			uint64_t end = piece_end(w->opt, f, lo, hi);
+
+			if (f && f->moved && (lo != f->sym->addr ||
+					      end < f->sym->addr + kmeta_elf_size(f->sym))) {
+				map_part(w, f, lo, end, new);
+				moved = true;
+			} else {
+				add_span(new, lo, end);
+			}
+			lo = end;
+		}
+	}
+	merge_spans(new);
+	return moved;
+}
+
+/* --- range lists --- */
+
+/* The spans of the list at off of src, of a unit of version with base; NULL or why not */
+static const char *read_list(struct info_walk *w, struct list_src *src, uint64_t off,
+			     struct spans *out)
+{
+	struct dwarf_reader r = { .p = src->data + off, .end = src->data + src->size };
+	unsigned int as = w->u.addr_size;
+	uint64_t base = w->base, max = as == 8 ? UINT64_MAX : UINT32_MAX;
+
+	out->nr = 0;
+	if (!src->data || off >= src->size)
+		return "a range list past its section's end";
+	for (;;) {
+		uint64_t lo, hi, kind;
+
+		if (w->u.version < 5) {		/* .debug_ranges: pairs, a base selection */
+			lo = dwarf_get_fixed(&r, as);
+			hi = dwarf_get_fixed(&r, as);
+			if (r.bad)
+				return "a range list past its section's end";
+			if (!lo && !hi)
+				return NULL;
+			if (lo == max)
+				base = hi;
+			else
+				add_span(out, base + lo, base + hi);
+			continue;
+		}
+		kind = dwarf_get_fixed(&r, 1);
+		switch (kind) {
+		case RLE_END:
+			return r.bad ? "a range list past its section's end" : NULL;
+		case RLE_OFFSET_PAIR:
+			lo = dwarf_get_uleb(&r);
+			hi = dwarf_get_uleb(&r);
+			add_span(out, base + lo, base + hi);
+			break;
+		case RLE_BASE:
+			base = dwarf_get_fixed(&r, as);
+			break;
+		case RLE_START_END:
+			lo = dwarf_get_fixed(&r, as);
+			add_span(out, lo, dwarf_get_fixed(&r, as));
+			break;
+		case RLE_START_LENGTH:
+			lo = dwarf_get_fixed(&r, as);
+			add_span(out, lo, lo + dwarf_get_uleb(&r));
+			break;
+		default:	/* the *x kinds need .debug_addr */
+			return "a range list entry kind kbolt does not take";
+		}
+		if (r.bad)
+			return "a range list past its section's end";
+	}
+}
+
+/*
+ * The symbol a new address of src's lists is relocated against, and its value: that of
+ * src's relocations with the greatest value not above addr (on 6.1 the section
+ * symbols .text and .init.text); false if none
+ */
+static bool reloc_base(struct info_walk *w, struct list_src *src, uint64_t addr,
+		       uint64_t *info, uint64_t *s_value)
+{
+	bool found = false;
+
+	if (!src->syms_read) {	/* S = the value at the place less the addend */
+		uint64_t rsize = 0;
+		const unsigned char *r = dwarf_file_bytes(w->opt->img, src->rs, &rsize);
+
+		src->syms_read = true;
+		for (uint64_t e = 0; r && e + 24 <= rsize; e += 24) {
+			uint64_t place = get_u64(r + e), in = get_u64(r + e + 8);
+			size_t k;
+
+			if (ELF64_R_TYPE(in) != R_X86_64_64 || place + 8 > src->size)
+				continue;
+			for (k = 0; k < src->nr_syms && src->syms[k].info != in; k++)
+				;
+			if (k == src->nr_syms && k < ARRAY_SIZE(src->syms)) {
+				src->syms[k].info = in;
+				src->syms[k].value = get_u64(src->data + place) -
+						     get_u64(r + e + 16);
+				src->nr_syms++;
+			}
+		}
+	}
+	for (size_t k = 0; k < src->nr_syms; k++)
+		if (src->syms[k].value <= addr && (!found || src->syms[k].value > *s_value)) {
+			*info = src->syms[k].info;
+			*s_value = src->syms[k].value;
+			found = true;
+		}
+	return found;
+}
+
+/* An address of a new list at pos of src's new contribution, with its relocation */
+static const char *put_list_addr(struct info_walk *w, struct list_src *src, uint64_t pos,
+				 uint64_t addr)
+{
+	uint64_t info = 0, value = 0;
+
+	dwarf_put_fixed(&src->out, addr, w->u.addr_size);
+	if (!src->rs)
+		return NULL;	/* a kernel without .rela.debug_* */
+	if (!reloc_base(w, src, addr, &info, &value))
+		return "no relocation of the list section to take a symbol from";
+	dwarf_put_fixed(&src->rela, pos, 8);
+	dwarf_put_fixed(&src->rela, info, 8);
+	dwarf_put_fixed(&src->rela, addr - value, 8);
+	return NULL;
+}
+
+/* Where src's new lists begin: after the old section, and a header for DWARF 5's */
+static uint64_t new_lists_base(const struct list_src *src)
+{
+	return src->size + (src->v5 ? 12 : 0);
+}
+
+/* spans written as a new list of src; its offset in *off; NULL or what is wrong */
+static const char *write_list(struct info_walk *w, struct list_src *src,
+			      const struct spans *sp, uint64_t *off)
+{
+	const char *why = NULL;
+
+	*off = new_lists_base(src) + src->out.nr;
+	if (!src->v5) {		/* a base selection entry of 0, then absolute pairs */
+		dwarf_put_fixed(&src->out, w->u.addr_size == 8 ? UINT64_MAX : UINT32_MAX,
+				w->u.addr_size);
+		dwarf_put_fixed(&src->out, 0, w->u.addr_size);
+	}
+	for (size_t k = 0; k < sp->nr && !why; k++) {
+		uint64_t pos = new_lists_base(src) + src->out.nr + (src->v5 ? 1 : 0);
+
+		if (src->v5)
+			dwarf_put_byte(&src->out, RLE_START_LENGTH);
+		why = put_list_addr(w, src, pos, sp->v[k].lo);
+		if (why)
+			break;
+		if (src->v5)
+			dwarf_put_uleb(&src->out, sp->v[k].hi - sp->v[k].lo);
+		else
+			why = put_list_addr(w, src, pos + w->u.addr_size, sp->v[k].hi);
+	}
+	if (src->v5)
+		dwarf_put_byte(&src->out, RLE_END);
+	else
+		for (int k = 0; k < 2; k++)	/* the end: a pair of zeros */
+			dwarf_put_fixed(&src->out, 0, w->u.addr_size);
+	return why;
+}
+
+/* --- the DIEs --- */
+
+/* Can f move: not skipped, and decoded (lite mode decodes only some) */
+static bool may_move(const struct func *f)
+{
+	return f && f->skip == SKIP_NONE && f->nr_ops;
+}
+
+/* dwarf_info_check(): keep a function where a is no place kbolt can map */
+static void check_place(struct info_walk *w, struct func *f, uint64_t a, bool end)
+{
+	long i;
+
+	if (!may_move(f))
+		return;
+	if (!end) {
+		if (!is_boundary(f, a))
+			skip_func(w->opt, f, SKIP_DEBUG_INFO, a);
+		return;
+	}
+	i = find_op_containing(f, a - 1);
+	if (i >= 0 && f->sym->addr + f->ops[i].off + f->ops[i].len != a)
+		skip_func(w->opt, f, SKIP_DEBUG_INFO, a);
+}
+
+/* A point (end: the end of an instruction) */
+static void do_point(struct info_walk *w, const struct addr_attr *a, bool end)
+{
+	struct func *f;
+	uint64_t new;
+
+	if (!a || !a->value)
+		return;
+	if (!w->rewrite) {
+		check_place(w, find_func_containing(w->opt, a->value - end), a->value, end);
+		return;
+	}
+	f = moved_func_containing(w->opt, a->value - end);
+	if (!f)
+		return;
+	new = end ? new_end(w, f, a->value) : new_point(f, a->value);
+	if (new != a->value)
+		dwarf_patch_add(w->patches, a->place, a->size, a->value, new, PATCH_ADDR);
+}
+
+/*
+ * dwarf_info_check(): the ends of every part of a span inside a function that may move
+ * must be places kbolt can map (a part that holds the whole function stays)
+ */
+static void check_spans(struct info_walk *w, const struct spans *sp)
+{
+	for (size_t k = 0; k < sp->nr; k++) {
+		uint64_t lo = sp->v[k].lo, hi = sp->v[k].hi;
+
+		while (lo < hi) {
+			struct func *f = find_func_containing(w->opt, lo);
+			uint64_t end = piece_end(w->opt, f, lo, hi);
+
+			if (may_move(f) && (lo != f->sym->addr ||
+					    end < f->sym->addr + kmeta_elf_size(f->sym))) {
+				check_place(w, f, lo, false);
+				if (end < f->sym->addr + f->sym->size)
+					check_place(w, f, end, false);
+			}
+			lo = end;
+		}
+	}
+}
+
+/* Does v fit in a field of size bytes? */
+static bool fits(uint64_t v, unsigned int size)
+{
+	return size >= 8 || v < (uint64_t)1 << (8 * size);
+}
+
+/* --- a pair that the layout splits --- */
+
+static unsigned int uleb_size(uint64_t v)
+{
+	unsigned int n = 1;
+
+	while (v >>= 7)
+		n++;
+	return n;
+}
+
+/* v as a ULEB128 of exactly size bytes (DWARF allows the redundant 0x80 bytes) */
+static void put_uleb_sized(unsigned char *p, uint64_t v, unsigned int size)
+{
+	for (unsigned int k = 0; k < size; k++, v >>= 7)
+		p[k] = (v & 0x7f) | (k + 1 < size ? 0x80 : 0);
+}
+
+/* size bytes of filler: a DW_FORM_block1 of size - 1 zero bytes; nothing if size is 0 */
+static void put_filler(unsigned char *p, unsigned int size)
+{
+	if (!size)
+		return;
+	p[0] = size - 1;
+	memset(p + 1, 0, size - 1);
+}
+
+/* How a pair's DIE is laid out again with code of new_len bytes in place of old_len */
+struct pair_slots {
+	unsigned int by;		/* what the bytes before the first slot move up */
+	uint64_t low_at, high_at;	/* the slots' new starts */
+	unsigned int low_fill, high_fill;	/* filler bytes after the offset, in high */
+};
+
+static const char *pair_slots(const struct info_walk *w, unsigned int old_len,
+			      unsigned int new_len,
+			      const struct addr_attr *low, const struct addr_attr *high,
+			      struct pair_slots *ps)
+{
+	bool low_first = low->place < high->place;
+	unsigned int low_size = low->size - (low_first ? new_len - old_len : 0);
+	unsigned int high_size = high->size - (low_first ? 0 : new_len - old_len);
+
+	ps->by = new_len - old_len;
+	if (new_len - old_len > (low_first ? low->size : high->size) ||
+	    low_size < w->u.offset_size)
+		return "no room for DW_AT_ranges where DW_AT_low_pc was";
+	ps->low_at = low->place + (low_first ? ps->by : 0);
+	ps->high_at = high->place + (low_first ? 0 : ps->by);
+	ps->low_fill = low_size - w->u.offset_size;
+	ps->high_fill = high_size;
+	return NULL;
+}
+
+/* The abbreviation of the pair's twin: DW_AT_ranges and fillers for the pair */
+static void put_twin(struct info_walk *w, const struct dwarf_abbrev *a, uint64_t code,
+		     const struct pair_slots *ps)
+{
+	struct dwarf_buf *b = &w->twin_bytes;
+
+	dwarf_put_uleb(b, code);
+	dwarf_put_uleb(b, a->tag);
+	dwarf_put_byte(b, a->children);
+	for (uint32_t k = 0; k < a->nr; k++) {
+		const struct dwarf_abbrev_attr *at = &w->ab.attrs[a->first + k];
+
+		if (at->at == AT_LOW_PC) {
+			dwarf_put_uleb(b, AT_RANGES);
+			dwarf_put_uleb(b, FORM_SEC_OFFSET);
+		}
+		if ((at->at == AT_LOW_PC && ps->low_fill) ||
+		    (at->at == AT_HIGH_PC && ps->high_fill)) {
+			dwarf_put_uleb(b, AT_KBOLT_FILLER);
+			dwarf_put_uleb(b, FORM_BLOCK1);
+		}
+		if (at->at == AT_LOW_PC || at->at == AT_HIGH_PC)
+			continue;
+		dwarf_put_uleb(b, at->at);
+		dwarf_put_uleb(b, at->form);
+		if (at->form == FORM_IMPLICIT_CONST)
+			dwarf_put_sleb(b, at->implicit);
+	}
+	dwarf_put_uleb(b, 0);
+	dwarf_put_uleb(b, 0);
+}
+
+/* The code of the twin of old_code in the current table, made if new */
+static uint64_t twin_code(struct info_walk *w, uint64_t old_code, unsigned int old_len,
+			  const struct addr_attr *low, const struct addr_attr *high,
+			  struct pair_slots *ps, const char **why)
+{
+	uint64_t code = w->ab.nr_codes;	/* after the table's highest */
+	struct twin *t;
+
+	for (size_t k = w->nr_twins; k-- > 0 && w->twins[k].table == w->ab.off;) {
+		if (w->twins[k].old_code == old_code) {
+			code = w->twins[k].new_code;
+			*why = pair_slots(w, old_len, uleb_size(code) < old_len ? old_len :
+					  uleb_size(code), low, high, ps);
+			return code;
+		}
+		if (w->twins[k].new_code >= code)
+			code = w->twins[k].new_code + 1;
+	}
+	*why = pair_slots(w, old_len, uleb_size(code) < old_len ? old_len : uleb_size(code),
+			  low, high, ps);
+	if (*why)
+		return 0;
+	GROW(w->twins, w->twins_cap, w->nr_twins + 1);
+	t = &w->twins[w->nr_twins++];
+	*t = (struct twin){ .table = w->ab.off, .old_code = old_code, .new_code = code,
+			    .at = w->twin_bytes.nr };
+	put_twin(w, &w->ab.by_code[old_code], code, ps);
+	t->len = w->twin_bytes.nr - t->at;
+	return code;
+}
+
+/*
+ * The pair of d, whose code the layout split, made a DW_AT_ranges of a new list, in
+ * place: d's abbreviation becomes its twin, whose DW_AT_ranges (DW_FORM_sec_offset)
+ * takes DW_AT_low_pc's place and a filler the rest of the pair's bytes, so that no DIE
+ * moves.  A twin's code may need one more ULEB byte than the old one: the bytes
+ * between the code and the first of the pair then move up by one (their relocations
+ * with them), and that slot is a byte shorter.
+ */
+static const char *split_pair(struct info_walk *w, const struct die *d,
+			      const struct addr_attr *low, const struct addr_attr *high)
+{
+	struct list_src *src = w->u.version >= 5 ? &w->rnglists : &w->ranges;
+	unsigned char *die = (unsigned char *)w->info + d->off;
+	struct dwarf_reader r = { .p = die, .end = w->info + w->u.end };
+	uint64_t old_code = dwarf_get_uleb(&r), code, off, first;
+	unsigned int old_len = r.p - die, sym;
+	struct pair_slots ps;
+	struct dwarf_patch *p;
+	const char *why;
+
+	if (!src->sec)
+		return "a range the layout splits, and no range list section for it";
+	code = twin_code(w, old_code, old_len, low, high, &ps, &why);
+	if (why)
+		return why;
+	why = write_list(w, src, &w->new, &off);
+	if (why)
+		return why;
+	if (!fits(off, w->u.offset_size))
+		return "a new range list past 4 GiB";
+	first = low->place < high->place ? low->place : high->place;
+	memmove(die + old_len + ps.by, die + old_len, first - (d->off + old_len));
+	dwarf_shift_add(w->patches, d->off + old_len, first, ps.by);
+	put_uleb_sized(die, code, old_len + ps.by);
+	put_filler((unsigned char *)w->info + ps.low_at + w->u.offset_size, ps.low_fill);
+	put_filler((unsigned char *)w->info + ps.high_at, ps.high_fill);
+	p = dwarf_patch_add(w->patches, low->place, w->u.offset_size, low->value, off,
+			    PATCH_RETYPE);
+	p->new_place = ps.low_at;
+	sym = dwarf_section_symbol(w->opt->img, src->sec);
+	p->info = ELF64_R_INFO(sym, w->u.offset_size == 8 ? R_X86_64_64 : R_X86_64_32);
+	if (high->form == FORM_ADDR)
+		dwarf_patch_add(w->patches, high->place, high->size, high->value, 0,
+				PATCH_DROP);
+	return NULL;
+}
+
+/* A DW_AT_low_pc/DW_AT_high_pc pair; NULL or what is wrong */
+static const char *do_pair(struct info_walk *w, const struct die *d, const struct addr_attr *low,
+		    const struct addr_attr *high)
+{
+	uint64_t lo = low->value, hi = high->form == FORM_ADDR ? high->value : lo + high->value;
+	struct span n;
+
+	w->old.nr = 0;
+	if (hi <= lo)
+		return NULL;		/* empty: nothing to map */
+	add_span(&w->old, lo, hi);
+	if (!w->rewrite) {
+		check_spans(w, &w->old);
+		return NULL;
+	}
+	if (!map_spans(w, &w->old, &w->new))
+		return NULL;
+	/* a ULEB128 high_pc might not fit where it was: a list of one range */
+	if (w->new.nr > 1 || high->form == FORM_UDATA ||
+	    (w->new.nr && !fits(w->new.v[0].hi - w->new.v[0].lo, high->size)))
+		return split_pair(w, d, low, high);
+	if (w->new.nr) {
+		n = w->new.v[0];
+	} else {	/* all of it went (a removed jmp): empty, where it was */
+		struct func *f = moved_func_containing(w->opt, lo);
+
+		n.lo = n.hi = f ? new_point(f, lo) : lo;
+	}
+	if (n.lo != lo)
+		dwarf_patch_add(w->patches, low->place, low->size, lo, n.lo, PATCH_ADDR);
+	if (high->form == FORM_ADDR && n.hi != hi)
+		dwarf_patch_add(w->patches, high->place, high->size, hi, n.hi, PATCH_ADDR);
+	else if (high->form != FORM_ADDR && n.hi - n.lo != hi - lo)
+		dwarf_patch_add(w->patches, high->place, high->size, hi - lo, n.hi - n.lo,
+				PATCH_ADDR);
+	return NULL;
+}
+
+/*
+ * The list at old written again already, among the last few: GCC shares a list only
+ * between neighbouring DIEs, and one written twice is only bytes more
+ */
+static struct list_move *find_move(struct list_src *src, uint64_t old)
+{
+	for (size_t k = src->nr_moves; k-- > 0 && k + 64 >= src->nr_moves;)
+		if (src->moves[k].old == old)
+			return &src->moves[k];
+	return NULL;
+}
+
+/* A DW_AT_ranges */
+static const char *do_list(struct info_walk *w, const struct addr_attr *ranges)
+{
+	struct list_src *src = w->u.version >= 5 ? &w->rnglists : &w->ranges;
+	const char *why = read_list(w, src, ranges->value, &w->old);
+	struct list_move *m;
+	uint64_t off;
+
+	if (why || !w->old.nr)
+		return why;
+	if (!w->rewrite) {
+		check_spans(w, &w->old);
+		return NULL;
+	}
+	if (!map_spans(w, &w->old, &w->new))
+		return NULL;
+	m = find_move(src, ranges->value);
+	if (!m) {
+		why = write_list(w, src, &w->new, &off);
+		if (why)
+			return why;
+		GROW(src->moves, src->moves_cap, src->nr_moves + 1);
+		m = &src->moves[src->nr_moves++];
+		*m = (struct list_move){ ranges->value, off };
+	}
+	if (!fits(m->new, ranges->size))
+		return "a new range list past 4 GiB";
+	dwarf_patch_add(w->patches, ranges->place, ranges->size, m->old, m->new,
+			PATCH_OFFSET);
+	return NULL;
+}
+
+static const char *do_die(struct info_walk *w, const struct die *d)
+{
+	const struct addr_attr *low = die_attr(d, AT_LOW_PC), *high = die_attr(d, AT_HIGH_PC);
+	const struct addr_attr *ranges = die_attr(d, AT_RANGES);
+	const char *why = NULL;
+
+	if (low && high)
+		why = do_pair(w, d, low, high);
+	else
+		do_point(w, low, d->tag == TAG_GNU_CALL_SITE);
+	if (why)
+		return why;
+	do_point(w, die_attr(d, AT_ENTRY_PC), false);
+	do_point(w, die_attr(d, AT_CALL_PC), false);
+	do_point(w, die_attr(d, AT_CALL_RETURN_PC), true);
+	return ranges ? do_list(w, ranges) : NULL;
+}
+
+/* One DIE at r read into d; NULL or what is wrong */
+static const char *read_die(struct info_walk *w, struct dwarf_reader *r, struct die *d,
+			    bool *null)
+{
+	uint64_t code;
+	const struct dwarf_abbrev *a;
+	const char *why;
+
+	d->off = r->p - w->info;
+	d->nr = 0;
+	code = dwarf_get_uleb(r);
+	*null = !code;
+	if (r->bad)
+		return "a DIE past its unit's end";
+	if (!code)
+		return NULL;
+	a = dwarf_abbrev_of(&w->ab, code);
+	if (!a)
+		return "a DIE whose abbreviation code is not in its table";
+	d->tag = a->tag;
+	for (uint32_t k = 0; k < a->nr; k++) {
+		const struct dwarf_abbrev_attr *at = &w->ab.attrs[a->first + k];
+
+		if (is_addr_attr(at->at) && d->nr < ARRAY_SIZE(d->a)) {
+			struct addr_attr *x = &d->a[d->nr++];
+
+			x->at = at->at;
+			x->form = at->form;
+			why = read_addr_attr(w, r, x);
+			if (why)
+				return why;
+		} else if (!dwarf_skip_form(r, at->form, &w->u)) {
+			return "an attribute of a form kbolt does not know";
+		}
+	}
+	return NULL;
+}
+
+static bool is_unit_tag(uint64_t tag)
+{
+	return tag == TAG_COMPILE_UNIT || tag == TAG_PARTIAL_UNIT || tag == TAG_SKELETON_UNIT;
+}
+
+/* Every DIE of the unit w->u; NULL or what is wrong, at w->why_at */
+static const char *walk_unit(struct info_walk *w)
+{
+	struct dwarf_reader r = { .p = w->info + w->u.die_off, .end = w->info + w->u.end };
+	const char *why = dwarf_read_abbrevs(&w->ab, w->abbrev, w->abbrev_size,
+					     w->u.abbrev_off);
+	bool first = true, null;
+	struct die d;
+
+	w->base = 0;
+	while (!why && r.p < r.end) {
+		why = read_die(w, &r, &d, &null);
+		w->why_at = d.off;
+		if (why || null)
+			continue;
+		if (first && is_unit_tag(d.tag)) {	/* its low_pc: the base of lists */
+			const struct addr_attr *low = die_attr(&d, AT_LOW_PC);
+
+			w->base = low ? low->value : 0;
+		} else {
+			why = do_die(w, &d);
+		}
+		first = false;
+	}
+	return why;
+}
+
+static const char *walk_units(struct info_walk *w)
+{
+	const char *why = NULL;
+
+	for (uint64_t off = 0; !why && off < w->info_size; off = w->u.end) {
+		w->why_at = off;
+		why = dwarf_read_unit(w->info, w->info_size, off, &w->u);
+		if (!why && w->rewrite) {
+			GROW(w->units, w->units_cap, w->nr_units + 1);
+			w->units[w->nr_units++] = (struct unit_ref){
+				w->u.abbrev_place, w->u.abbrev_off, w->u.offset_size };
+		}
+		if (!why && w->u.type != 1 && w->u.type != 3)
+			continue;	/* type units, split units: no code addresses */
+		if (!why)
+			why = walk_unit(w);
+	}
+	return why;
+}
+
+static void list_src_init(struct info_walk *w, struct list_src *src, const char *name,
+			  bool v5)
+{
+	src->sec = kmeta_find_sec_by_name(w->opt->img, name);
+	src->v5 = v5;
+	if (!src->sec)
+		return;
+	src->data = dwarf_file_bytes(w->opt->img, src->sec, &src->size);
+	src->rs = dwarf_rela_of(w->opt->img, src->sec);
+}
+
+/* Set w up on img's sections; NULL, or why it cannot be read, in *sec */
+static const char *walk_init(struct info_walk *w, struct opt *opt, const char **sec)
+{
+	static const char *const names[] = {
+		".debug_info", ".debug_abbrev", ".debug_rnglists", ".debug_ranges",
+	};
+	struct kmeta_sec *s[ARRAY_SIZE(names)];
+	uint64_t size;
+
+	w->opt = opt;
+	w->ab.off = UINT64_MAX;
+	for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+		*sec = names[k];
+		s[k] = kmeta_find_sec_by_name(opt->img, names[k]);
+		if (!s[k])
+			continue;
+		if (s[k]->flags & SHF_COMPRESSED)
+			return "a compressed section";
+		if (!dwarf_file_bytes(opt->img, s[k], &size))
+			return "a section past the file's end";
+	}
+	*sec = names[0];
+	if (!s[0] || !s[1])
+		return NULL;
+	w->info = dwarf_file_bytes(opt->img, s[0], &w->info_size);
+	w->abbrev = dwarf_file_bytes(opt->img, s[1], &w->abbrev_size);
+	list_src_init(w, &w->rnglists, names[2], true);
+	list_src_init(w, &w->ranges, names[3], false);
+	return NULL;
+}
+
+static void walk_free(struct info_walk *w)
+{
+	struct list_src *src[] = { &w->rnglists, &w->ranges };
+
+	free(w->twins);
+	free(w->twin_bytes.p);
+	free(w->units);
+	dwarf_abbrevs_free(&w->ab);
+	free(w->op_item);
+	free(w->old.v);
+	free(w->new.v);
+	for (size_t k = 0; k < ARRAY_SIZE(src); k++) {
+		free(src[k]->out.p);
+		free(src[k]->rela.p);
+		free(src[k]->moves);
+	}
+}
+
+void dwarf_info_check(struct opt *opt)
+{
+	struct info_walk w = { 0 };
+	const char *sec, *why = walk_init(&w, opt, &sec);
+
+	if (!why && w.info)
+		why = walk_units(&w);
+	if (why) {
+		pr_warn(opt->img->path, "%s at 0x%" PRIx64 ": %s: kbolt cannot update the code "
+			"addresses of the debug information, no function is moved "
+			"(--update-debug)", sec, w.why_at, why);
+		for (size_t i = 0; i < opt->nr_funcs; i++)
+			if (opt->funcs[i].skip == SKIP_NONE)
+				skip_func(opt, &opt->funcs[i], SKIP_DEBUG_INFO,
+					  opt->funcs[i].sym->addr);
+	}
+	walk_free(&w);
+}
+
+/* Past the abbreviation table at r (its 0 code included); false if it does not end */
+static bool skip_table(struct dwarf_reader *r)
+{
+	for (;;) {
+		uint64_t at, form;
+
+		if (!dwarf_get_uleb(r))		/* code */
+			return !r->bad;
+		dwarf_get_uleb(r);		/* tag */
+		dwarf_get_fixed(r, 1);		/* children */
+		do {
+			at = dwarf_get_uleb(r);
+			form = dwarf_get_uleb(r);
+			if (form == FORM_IMPLICIT_CONST)
+				dwarf_get_sleb(r);
+		} while ((at || form) && !r->bad);
+		if (r->bad)
+			return false;
+	}
+}
+
+static int cmp_twin(const void *x, const void *y)
+{
+	const struct twin *p = x, *q = y;
+
+	if (p->table != q->table)
+		return p->table < q->table ? -1 : 1;
+	return p->new_code < q->new_code ? -1 : p->new_code > q->new_code;
+}
+
+static int cmp_move_old(const void *key, const void *x)
+{
+	uint64_t old = *(const uint64_t *)key;
+	const struct list_move *m = x;
+
+	return old < m->old ? -1 : old > m->old;
+}
+
+/*
+ * .debug_abbrev with each table's twins before its end, and every unit's
+ * debug_abbrev_offset patched to its table's new place; NULL or what is wrong
+ */
+static const char *rebuild_abbrevs(struct info_walk *w, struct output_secs *out)
+{
+	struct kmeta_sec *sec = kmeta_find_sec_by_name(w->opt->img, ".debug_abbrev");
+	struct dwarf_buf b = { 0 };
+	struct list_move *starts = NULL;
+	size_t nr = 0, cap = 0, t = 0;
+	const char *why = NULL;
+
+	if (dwarf_rela_of(w->opt->img, sec))
+		return "relocations of .debug_abbrev, which kbolt does not move";
+	qsort(w->twins, w->nr_twins, sizeof(*w->twins), cmp_twin);
+	for (uint64_t off = 0; off < w->abbrev_size;) {
+		struct dwarf_reader r = { .p = w->abbrev + off, .end = w->abbrev + w->abbrev_size };
+		uint64_t end;
+
+		if (!skip_table(&r)) {
+			free(starts);
+			free(b.p);
+			w->why_at = off;
+			return "an abbreviation table past the section's end";
+		}
+		end = r.p - w->abbrev;
+		GROW(starts, cap, nr + 1);
+		starts[nr++] = (struct list_move){ off, b.nr };
+		dwarf_put_bytes(&b, w->abbrev + off, end - 1 - off);	/* all but its 0 */
+		for (; t < w->nr_twins && w->twins[t].table <= off; t++)
+			if (w->twins[t].table == off)
+				dwarf_put_bytes(&b, w->twin_bytes.p + w->twins[t].at,
+						w->twins[t].len);
+		dwarf_put_byte(&b, 0);
+		off = end;
+	}
+	for (size_t k = 0; k < w->nr_units && !why; k++) {
+		const struct unit_ref *u = &w->units[k];
+		const struct list_move *m = search_array(&u->table, starts, nr, sizeof(*starts),
+							 cmp_move_old);
+
+		if (!m)
+			why = "a unit whose abbreviations are no table's start";
+		else if (m->new != m->old)
+			dwarf_patch_add(w->patches, u->place, u->size, m->old, m->new,
+					PATCH_OFFSET);
+	}
+	free(starts);
+	if (why) {
+		free(b.p);
+		return why;
+	}
+	output_secs_add(out, sec->idx, b.p, b.nr);
+	return NULL;
+}
+
+/* src's new lists after its old bytes, and its relocations after the old ones */
+static void add_lists(struct kmeta_image *img, struct list_src *src, struct output_secs *out)
+{
+	struct dwarf_buf b = { 0 };
+	uint64_t rsize = 0;
+	const unsigned char *r;
+
+	if (!src->out.nr)
+		return;
+	dwarf_put_bytes(&b, src->data, src->size);
+	if (src->v5) {		/* a contribution header: length, version 5, sizes, no offsets */
+		dwarf_put_fixed(&b, src->out.nr + 8, 4);
+		dwarf_put_fixed(&b, 5, 2);
+		dwarf_put_byte(&b, 8);
+		dwarf_put_byte(&b, 0);
+		dwarf_put_fixed(&b, 0, 4);
+	}
+	dwarf_put_bytes(&b, src->out.p, src->out.nr);
+	output_secs_add(out, src->sec->idx, b.p, b.nr);
+	if (!src->rs)
+		return;
+	r = dwarf_file_bytes(img, src->rs, &rsize);
+	b = (struct dwarf_buf){ 0 };
+	dwarf_put_bytes(&b, r, rsize);
+	dwarf_put_bytes(&b, src->rela.p, src->rela.nr);
+	output_secs_add(out, src->rs->idx, b.p, b.nr);
+}
+
+int dwarf_info_rewrite(struct opt *opt, struct output_secs *out, struct dwarf_patches *ps)
+{
+	struct info_walk w = { .rewrite = true, .patches = ps };
+	const char *sec, *why;
+
+	if (!opt->nr_moved_lines)
+		return 0;	/* nothing moved */
+	why = walk_init(&w, opt, &sec);
+	if (!why && w.info)
+		why = walk_units(&w);
+	if (why) {
+		pr_err(opt->img->path, "%s at 0x%" PRIx64 ": %s", sec, w.why_at, why);
+		walk_free(&w);
+		return -EINVAL;
+	}
+	if (w.nr_twins)
+		why = rebuild_abbrevs(&w, out);
+	if (why) {
+		pr_err(opt->img->path, ".debug_abbrev at 0x%" PRIx64 ": %s", w.why_at, why);
+		walk_free(&w);
+		return -EINVAL;
+	}
+	add_lists(opt->img, &w.rnglists, out);
+	add_lists(opt->img, &w.ranges, out);
+	walk_free(&w);
+	return 0;
+}
