@@ -886,6 +886,36 @@ static bool is_unit_tag(uint64_t tag)
 }
 
 /* Every DIE of the unit w->u; NULL or what is wrong, at w->why_at */
+/*
+ * Does the unit whose own DIE is d hold code of a function that may move (the check)
+ * or moved?  The rest are not read: a profile layout moves code of a few units.  A
+ * unit without ranges is read whole.
+ */
+static bool unit_matters(struct info_walk *w, const struct die *d)
+{
+	const struct addr_attr *low = die_attr(d, AT_LOW_PC), *high = die_attr(d, AT_HIGH_PC);
+	const struct addr_attr *ranges = die_attr(d, AT_RANGES);
+	struct list_src *src = w->u.version >= 5 ? &w->rnglists : &w->ranges;
+
+	w->old.nr = 0;
+	if (ranges && read_list(w, src, ranges->value, &w->old))
+		return true;	/* unreadable here: the walk will say so if it matters */
+	if (!ranges && low && high)
+		add_span(&w->old, low->value, high->form == FORM_ADDR ? high->value :
+			 low->value + high->value);
+	if (!w->old.nr)
+		return true;
+	for (size_t k = 0; k < w->old.nr; k++) {
+		long i = kmeta_func_at_or_before(w->opt->img, w->old.v[k].lo);
+
+		for (size_t j = i < 0 ? 0 : (size_t)i; j < w->opt->nr_funcs &&
+		     w->opt->funcs[j].sym->addr < w->old.v[k].hi; j++)
+			if (w->rewrite ? w->opt->funcs[j].moved : may_move(&w->opt->funcs[j]))
+				return true;
+	}
+	return false;
+}
+
 static const char *walk_unit(struct info_walk *w)
 {
 	struct dwarf_reader r = { .p = w->info + w->u.die_off, .end = w->info + w->u.end };
@@ -904,6 +934,8 @@ static const char *walk_unit(struct info_walk *w)
 			const struct addr_attr *low = die_attr(&d, AT_LOW_PC);
 
 			w->base = low ? low->value : 0;
+			if (!unit_matters(w, &d))
+				break;
 		} else {
 			why = do_die(w, &d);
 		}
@@ -912,11 +944,25 @@ static const char *walk_unit(struct info_walk *w)
 	return why;
 }
 
+/*
+ * The pages of .debug_info read since released, given back every 16 MB (those
+ * split_pair() wrote stay): a walk would otherwise keep all 163 MB of 6.1's
+ */
+static void release_read(struct info_walk *w, uint64_t *released, uint64_t to, bool all)
+{
+	if (!all && to - *released < (16 << 20))
+		return;
+	kmeta_release_bytes(w->opt->img, w->info + *released, to - *released);
+	*released = to;
+}
+
 static const char *walk_units(struct info_walk *w)
 {
 	const char *why = NULL;
+	uint64_t released = 0;
 
 	for (uint64_t off = 0; !why && off < w->info_size; off = w->u.end) {
+		release_read(w, &released, off, false);
 		w->why_at = off;
 		why = dwarf_read_unit(w->info, w->info_size, off, &w->u);
 		if (!why && w->rewrite) {
@@ -929,6 +975,7 @@ static const char *walk_units(struct info_walk *w)
 		if (!why)
 			why = walk_unit(w);
 	}
+	release_read(w, &released, w->info_size, true);
 	return why;
 }
 

@@ -386,16 +386,33 @@ static uint64_t shifted(const struct dwarf_patches *ps, uint64_t place)
 	return s ? place + s->by : place;
 }
 
+/*
+ * The patch at place, NULL if none.  Relocations come mostly in place order, so the
+ * search starts where the last one ended (*hint) and goes back to bsearch() only for
+ * a place before it: 10.6 million lookups on 6.1
+ */
+static const struct dwarf_patch *patch_at(const struct dwarf_patches *ps, uint64_t place,
+					  size_t *hint)
+{
+	size_t k = *hint;
+
+	if (k && k <= ps->nr && ps->v[k - 1].place >= place)
+		return search_array(&place, ps->v, ps->nr, sizeof(*ps->v), cmp_patch);
+	while (k < ps->nr && ps->v[k].place < place)
+		k++;
+	*hint = k;
+	return k < ps->nr && ps->v[k].place == place ? &ps->v[k] : NULL;
+}
+
 /* The relocation entry at e of .rela.debug_info (rela: its bytes in the mapping) */
 static int patch_reloc(struct kmeta_image *img, const unsigned char *e, unsigned char *rela,
-		       uint64_t at, const struct dwarf_patches *ps)
+		       uint64_t at, const struct dwarf_patches *ps, size_t *hint)
 {
 	uint64_t place = get_u64(e), addend = get_u64(e + 16);
-	const struct dwarf_patch *p = search_array(&place, ps->v, ps->nr, sizeof(*ps->v),
-						   cmp_patch);
+	const struct dwarf_patch *p = patch_at(ps, place, hint);
 	unsigned char *r = rela + at;
 
-	if (shifted(ps, place) != place)
+	if (ps->nr_shifts && shifted(ps, place) != place)
 		put_u64(r, shifted(ps, place));
 	if (!p)
 		return 0;
@@ -439,6 +456,7 @@ int dwarf_patches_apply(struct kmeta_image *img, struct dwarf_patches *ps,
 	unsigned char *p = info ? dwarf_file_bytes(img, info, &size) : NULL;
 	unsigned char *r = rs ? dwarf_file_bytes(img, rs, &rsize) : NULL;
 	unsigned char *buf;
+	size_t hint;
 	int fd, err = 0;
 
 	if (!ps->nr || !p)
@@ -464,6 +482,7 @@ int dwarf_patches_apply(struct kmeta_image *img, struct dwarf_patches *ps,
 		return -errno;
 	}
 	buf = xmalloc(CHUNK);
+	hint = 0;
 	for (uint64_t at = 0; at + 24 <= rsize && !err; at += CHUNK) {
 		uint64_t n = rsize - at < CHUNK ? rsize - at : CHUNK;
 
@@ -472,7 +491,7 @@ int dwarf_patches_apply(struct kmeta_image *img, struct dwarf_patches *ps,
 			err = -EIO;
 		}
 		for (uint64_t e = 0; !err && e + 24 <= n; e += 24)
-			err = patch_reloc(img, buf + e, r, at + e, ps);
+			err = patch_reloc(img, buf + e, r, at + e, ps, &hint);
 	}
 	free(buf);
 	close(fd);
