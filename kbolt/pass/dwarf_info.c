@@ -286,9 +286,7 @@ static void map_part(struct info_walk *w, struct func *f, uint64_t lo, uint64_t 
 	const uint32_t *oi = op_items(w, f);
 	long i = find_op_containing(f, lo);
 
-	if (i < 0)
-		return;		/* only padding */
-	for (; (uint32_t)i < f->nr_ops && f->sym->addr + f->ops[i].off < hi; i++) {
+	for (; i >= 0 && (uint32_t)i < f->nr_ops && f->sym->addr + f->ops[i].off < hi; i++) {
 		uint32_t k = oi[i];
 
 		if (k == UINT32_MAX)
