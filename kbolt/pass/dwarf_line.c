@@ -14,9 +14,10 @@
  *
  * The programs are laid out again in their order, so DW_AT_stmt_list of every unit
  * after a rewritten one moves: .debug_info is patched in place (same form, same size)
- * with its relocations (dwarf_patches_apply(), with dwarf_info.c's patches), and .rela.debug_line (6.1 keeps the --emit-relocs of vmlinux)
- * is rebuilt: relocations in copied bytes move with them, the DW_LNE_set_address of a
- * rewritten sequence keeps the relocation of the old sequence's first one.
+ * with its relocations (dwarf_patches_apply(), with dwarf_info.c's patches), and
+ * .rela.debug_line (6.1 keeps the --emit-relocs of vmlinux) is rebuilt: relocations
+ * in copied bytes move with them, the DW_LNE_set_address of a rewritten sequence
+ * keeps the relocation of the old sequence's first one.
  *
  * Hand-written, after DWARF 5 section 6.2 (and 4, 3, 2: the same opcodes): libdw
  * decodes rows but neither writes them nor says where a program's bytes are.  The

@@ -564,10 +564,10 @@ static bool same_jmp_ending(struct verifier *v, const struct vfunc *f, uint64_t 
 /*
  * Is q where the walks put old code address a (end: the end of an instruction)?  A
  * point: the same place modulo plain jmps (equiv()), or a itself where the walk
- * reached no instruction (padding; a jmp it followed counts as reached).  An end: the new end of the walked instruction that ended
- * at a (a followed jmp: the end of a jmp to the same place), or of the int3 after it
- * (GCC's return address of a tail call through a thunk is after its int3, which no
- * walk reaches), or a itself.
+ * reached no instruction (padding; a jmp it followed counts as reached).  An end:
+ * the new end of the walked instruction that ended at a (a followed jmp: the end of a
+ * jmp to the same place), or of the int3 after it (GCC's return address of a tail
+ * call through a thunk is after its int3, which no walk reaches), or a itself.
  */
 static bool is_new_point(struct verifier *v, uint64_t a, uint64_t q, bool end)
 {
