@@ -48,6 +48,11 @@ const char *skip_reason_id(unsigned int why)
 	return why < SKIP_NR ? skip_names[why].id : "?";
 }
 
+uint64_t func_elf_end(const struct func *f)
+{
+	return f->sym->addr + kmeta_elf_size(f->sym);
+}
+
 bool is_rewritable(const struct func *f)
 {
 	return !f->alias && f->skip == SKIP_NONE;

@@ -231,6 +231,8 @@ void skip_func(struct opt *opt, struct func *f, enum skip_reason why, uint64_t a
 const char *skip_reason_name(unsigned int why);
 const char *skip_reason_id(unsigned int why);
 bool is_rewritable(const struct func *f);
+/* Where f's code ends, its ELF size after its start (sym->size may hold padding too) */
+uint64_t func_elf_end(const struct func *f);
 
 /* decode.c */
 void init_funcs(struct opt *opt);

@@ -473,11 +473,6 @@ static void frame_free(struct frame *fr)
 	free(fr->rows);
 }
 
-static uint64_t func_end(const struct func *f)
-{
-	return f->sym->addr + kmeta_elf_size(f->sym);
-}
-
 struct fde_range {
 	uint64_t lo, hi;
 	uint64_t reach;		/* the highest hi of this range and those before */
@@ -576,7 +571,7 @@ void dwarf_frame_check(struct opt *opt)
 
 		if (!is_rewritable(f) || !kmeta_elf_size(f->sym))
 			continue;
-		if (ok < 0 || fde_covering(&fr, v, nr, f->sym->addr, func_end(f)) == BAD_FDE)
+		if (ok < 0 || fde_covering(&fr, v, nr, f->sym->addr, func_elf_end(f)) == BAD_FDE)
 			skip_func(opt, f, SKIP_DEBUG_INFO, f->sym->addr);
 	}
 	free(v);
@@ -630,7 +625,7 @@ static void remap_func(const struct frame *fr, const struct func *f, struct new_
 			add_new_row(out, n + (row->addr - o), fr, row);
 	}
 	/* whatever the FDE covers after f keeps its rules */
-	add_new_row(out, func_end(f), fr, row_at(fr, func_end(f)));
+	add_new_row(out, func_elf_end(f), fr, row_at(fr, func_elf_end(f)));
 }
 
 static int cmp_new_row(const void *x, const void *y)
@@ -812,7 +807,7 @@ static void new_rows_of(struct frame *fr, const struct frame_entry *e, struct ne
 			add_new_row(nr, fr->rows[k].addr, fr, &fr->rows[k]);
 		add_new_row(nr, f->sym->addr, fr, row_at(fr, f->sym->addr));
 		remap_func(fr, f, nr);
-		while (k < fr->nr_rows && fr->rows[k].addr < func_end(f))
+		while (k < fr->nr_rows && fr->rows[k].addr < func_elf_end(f))
 			k++;
 	}
 	for (; k < fr->nr_rows; k++)

@@ -111,10 +111,10 @@ struct info_walk {
 		struct dwarf_buf rela;	/* relocations of the new lists */
 		struct list_move *moves;
 		size_t nr_moves, moves_cap;
-		struct { uint64_t info, value; } syms[16];	/* reloc_base() */
-		size_t nr_syms;
-		bool syms_read;
+		size_t sym;	/* its section symbol, for a DW_AT_ranges' relocation */
 	} rnglists, ranges;
+	struct kmeta_sec *code_sec;	/* code_symbol()'s last section, and its symbol */
+	size_t code_sym;
 	/* abbreviations added for pairs that became lists (split_pair()) */
 	struct twin {
 		uint64_t table, old_code, new_code;
@@ -319,33 +319,60 @@ static uint64_t piece_end(struct opt *opt, const struct func *f, uint64_t lo, ui
 }
 
 /*
- * The spans of old, each part in a moved function mapped (a part that holds the whole
- * function stays), into new, sorted and merged; false if nothing moved
+ * fn(w, f, lo, end, part, ctx) for each piece [lo, end) of the spans of sp, a piece
+ * lying in one function f or in none (NULL); part: it is not the whole of f (a range
+ * that holds a whole function, a subprogram's, stays as it is)
  */
-static bool map_spans(struct info_walk *w, const struct spans *old, struct spans *new)
-{
-	bool moved = false;
+typedef void piece_fn(struct info_walk *w, struct func *f, uint64_t lo, uint64_t end,
+		      bool part, void *ctx);
 
-	new->nr = 0;
-	for (size_t k = 0; k < old->nr; k++) {
-		uint64_t lo = old->v[k].lo, hi = old->v[k].hi;
+static void for_each_piece(struct info_walk *w, const struct spans *sp, piece_fn *fn,
+			   void *ctx)
+{
+	for (size_t k = 0; k < sp->nr; k++) {
+		uint64_t lo = sp->v[k].lo, hi = sp->v[k].hi;
 
 		while (lo < hi) {
 			struct func *f = find_func_containing(w->opt, lo);
 			uint64_t end = piece_end(w->opt, f, lo, hi);
 
-			if (f && f->moved && (lo != f->sym->addr ||
-					      end < f->sym->addr + kmeta_elf_size(f->sym))) {
-				map_part(w, f, lo, end, new);
-				moved = true;
-			} else {
-				add_span(new, lo, end);
-			}
+			fn(w, f, lo, end, f && (lo != f->sym->addr || end < func_elf_end(f)),
+			   ctx);
 			lo = end;
 		}
 	}
+}
+
+struct mapped {
+	struct spans *new;
+	bool moved;
+};
+
+static void map_piece(struct info_walk *w, struct func *f, uint64_t lo, uint64_t end,
+		      bool part, void *ctx)
+{
+	struct mapped *m = ctx;
+
+	if (part && f->moved) {
+		map_part(w, f, lo, end, m->new);
+		m->moved = true;
+	} else {
+		add_span(m->new, lo, end);
+	}
+}
+
+/*
+ * The spans of old, each part in a moved function mapped, into new, sorted and merged;
+ * false if nothing moved
+ */
+static bool map_spans(struct info_walk *w, const struct spans *old, struct spans *new)
+{
+	struct mapped m = { .new = new };
+
+	new->nr = 0;
+	for_each_piece(w, old, map_piece, &m);
 	merge_spans(new);
-	return moved;
+	return m.moved;
 }
 
 /* --- range lists --- */
@@ -406,58 +433,39 @@ static const char *read_list(struct info_walk *w, struct list_src *src, uint64_t
 }
 
 /*
- * The symbol a new address of src's lists is relocated against, and its value: that of
- * src's relocations with the greatest value not above addr (on 6.1 the section
- * symbols .text and .init.text); false if none
+ * The symbol a new address of a list is relocated against: the section symbol of the
+ * loaded section that holds it (.text, .init.text), as the linker's relocations of
+ * the lists have it; 0 if none.  The last one found is kept.
  */
-static bool reloc_base(struct info_walk *w, struct list_src *src, uint64_t addr,
-		       uint64_t *info, uint64_t *s_value)
+static size_t code_symbol(struct info_walk *w, uint64_t addr, uint64_t *value)
 {
-	bool found = false;
+	struct kmeta_sec *sec = kmeta_find_sec_containing(w->opt->img, addr);
 
-	if (!src->syms_read) {	/* S = the value at the place less the addend */
-		uint64_t rsize = 0;
-		const unsigned char *r = dwarf_file_bytes(w->opt->img, src->rs, &rsize);
-
-		src->syms_read = true;
-		for (uint64_t e = 0; r && e + 24 <= rsize; e += 24) {
-			uint64_t place = get_u64(r + e), in = get_u64(r + e + 8);
-			size_t k;
-
-			if (ELF64_R_TYPE(in) != R_X86_64_64 || place + 8 > src->size)
-				continue;
-			for (k = 0; k < src->nr_syms && src->syms[k].info != in; k++)
-				;
-			if (k == src->nr_syms && k < ARRAY_SIZE(src->syms)) {
-				src->syms[k].info = in;
-				src->syms[k].value = get_u64(src->data + place) -
-						     get_u64(r + e + 16);
-				src->nr_syms++;
-			}
-		}
+	if (!sec)
+		return 0;
+	if (sec != w->code_sec) {
+		w->code_sec = sec;
+		w->code_sym = dwarf_section_symbol(w->opt->img, sec);
 	}
-	for (size_t k = 0; k < src->nr_syms; k++)
-		if (src->syms[k].value <= addr && (!found || src->syms[k].value > *s_value)) {
-			*info = src->syms[k].info;
-			*s_value = src->syms[k].value;
-			found = true;
-		}
-	return found;
+	*value = sec->addr;
+	return w->code_sym;
 }
 
 /* An address of a new list at pos of src's new contribution, with its relocation */
 static const char *put_list_addr(struct info_walk *w, struct list_src *src, uint64_t pos,
 				 uint64_t addr)
 {
-	uint64_t info = 0, value = 0;
+	uint64_t value = 0;
+	size_t sym;
 
 	dwarf_put_fixed(&src->out, addr, w->u.addr_size);
 	if (!src->rs)
 		return NULL;	/* a kernel without .rela.debug_* */
-	if (!reloc_base(w, src, addr, &info, &value))
-		return "no relocation of the list section to take a symbol from";
+	sym = code_symbol(w, addr, &value);
+	if (!sym)
+		return "no section symbol for the code a new range list holds";
 	dwarf_put_fixed(&src->rela, pos, 8);
-	dwarf_put_fixed(&src->rela, info, 8);
+	dwarf_put_fixed(&src->rela, ELF64_R_INFO(sym, R_X86_64_64), 8);
 	dwarf_put_fixed(&src->rela, addr - value, 8);
 	return NULL;
 }
@@ -546,28 +554,24 @@ static void do_point(struct info_walk *w, const struct addr_attr *a, bool end)
 		dwarf_patch_add(w->patches, a->place, a->size, a->value, new, PATCH_ADDR);
 }
 
+static void check_piece(struct info_walk *w, struct func *f, uint64_t lo, uint64_t end,
+			bool part, void *ctx)
+{
+	(void)ctx;
+	if (!part || !may_move(f))
+		return;
+	check_place(w, f, lo, false);
+	if (end < f->sym->addr + f->sym->size)
+		check_place(w, f, end, false);
+}
+
 /*
  * dwarf_info_check(): the ends of every part of a span inside a function that may move
  * must be places kbolt can map (a part that holds the whole function stays)
  */
 static void check_spans(struct info_walk *w, const struct spans *sp)
 {
-	for (size_t k = 0; k < sp->nr; k++) {
-		uint64_t lo = sp->v[k].lo, hi = sp->v[k].hi;
-
-		while (lo < hi) {
-			struct func *f = find_func_containing(w->opt, lo);
-			uint64_t end = piece_end(w->opt, f, lo, hi);
-
-			if (may_move(f) && (lo != f->sym->addr ||
-					    end < f->sym->addr + kmeta_elf_size(f->sym))) {
-				check_place(w, f, lo, false);
-				if (end < f->sym->addr + f->sym->size)
-					check_place(w, f, end, false);
-			}
-			lo = end;
-		}
-	}
+	for_each_piece(w, sp, check_piece, NULL);
 }
 
 /* Does v fit in a field of size bytes? */
@@ -670,20 +674,21 @@ static uint64_t twin_code(struct info_walk *w, uint64_t old_code, unsigned int o
 	uint64_t code = w->ab.nr_codes;	/* after the table's highest */
 	struct twin *t;
 
+	bool made = false;
+
 	for (size_t k = w->nr_twins; k-- > 0 && w->twins[k].table == w->ab.off;) {
 		if (w->twins[k].old_code == old_code) {
 			code = w->twins[k].new_code;
-			*why = pair_slots(w, old_len, uleb_size(code) < old_len ? old_len :
-					  uleb_size(code), low, high, ps);
-			return code;
+			made = true;
+			break;
 		}
 		if (w->twins[k].new_code >= code)
 			code = w->twins[k].new_code + 1;
 	}
 	*why = pair_slots(w, old_len, uleb_size(code) < old_len ? old_len : uleb_size(code),
 			  low, high, ps);
-	if (*why)
-		return 0;
+	if (*why || made)
+		return code;
 	GROW(w->twins, w->twins_cap, w->nr_twins + 1);
 	t = &w->twins[w->nr_twins++];
 	*t = (struct twin){ .table = w->ab.off, .old_code = old_code, .new_code = code,
@@ -708,7 +713,7 @@ static const char *split_pair(struct info_walk *w, const struct die *d,
 	unsigned char *die = (unsigned char *)w->info + d->off;
 	struct dwarf_reader r = { .p = die, .end = w->info + w->u.end };
 	uint64_t old_code = dwarf_get_uleb(&r), code, off, first;
-	unsigned int old_len = r.p - die, sym;
+	unsigned int old_len = r.p - die;
 	struct pair_slots ps;
 	struct dwarf_patch *p;
 	const char *why;
@@ -732,8 +737,7 @@ static const char *split_pair(struct info_walk *w, const struct die *d,
 	p = dwarf_patch_add(w->patches, low->place, w->u.offset_size, low->value, off,
 			    PATCH_RETYPE);
 	p->new_place = ps.low_at;
-	sym = dwarf_section_symbol(w->opt->img, src->sec);
-	p->info = ELF64_R_INFO(sym, w->u.offset_size == 8 ? R_X86_64_64 : R_X86_64_32);
+	p->info = ELF64_R_INFO(src->sym, w->u.offset_size == 8 ? R_X86_64_64 : R_X86_64_32);
 	if (high->form == FORM_ADDR)
 		dwarf_patch_add(w->patches, high->place, high->size, high->value, 0,
 				PATCH_DROP);
@@ -986,6 +990,7 @@ static void list_src_init(struct info_walk *w, struct list_src *src, const char 
 		return;
 	src->data = dwarf_file_bytes(w->opt->img, src->sec, &src->size);
 	src->rs = dwarf_rela_of(w->opt->img, src->sec);
+	src->sym = dwarf_section_symbol(w->opt->img, src->sec);
 }
 
 /* Set w up on img's sections; NULL, or why it cannot be read, in *sec */

@@ -411,9 +411,10 @@ static int patch_reloc(struct kmeta_image *img, const unsigned char *e, unsigned
 	uint64_t place = get_u64(e), addend = get_u64(e + 16);
 	const struct dwarf_patch *p = patch_at(ps, place, hint);
 	unsigned char *r = rela + at;
+	uint64_t new_place = shifted(ps, place);
 
-	if (ps->nr_shifts && shifted(ps, place) != place)
-		put_u64(r, shifted(ps, place));
+	if (new_place != place)
+		put_u64(r, new_place);
 	if (!p)
 		return 0;
 	switch (p->kind) {

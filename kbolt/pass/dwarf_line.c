@@ -314,12 +314,6 @@ static size_t first_row_from(const struct row *rows, size_t lo, size_t hi, uint6
 	return lo;
 }
 
-/* Where f's code ends (its ELF end): the rows of its bytes are before */
-static uint64_t func_end(const struct func *f)
-{
-	return f->sym->addr + kmeta_elf_size(f->sym);
-}
-
 static void push_row(struct rowvec *out, const struct row *r, uint64_t addr)
 {
 	GROW(out->v, out->cap, out->nr + 1);
@@ -334,7 +328,7 @@ static void push_row(struct rowvec *out, const struct row *r, uint64_t addr)
 static void remap_func(const struct func *f, const struct row *rows, size_t nr, size_t k,
 		       size_t j, struct rowvec *out, size_t *last)
 {
-	uint64_t start = f->sym->addr, end = func_end(f);
+	uint64_t start = f->sym->addr, end = func_elf_end(f);
 	size_t before = k && !(rows[k - 1].flags & ROW_END) ? k - 1 : SIZE_MAX;
 
 	for (uint32_t i = 0; i < f->nr_items; i++) {
@@ -393,12 +387,12 @@ static const char *remap_seq(struct opt *opt, const struct row *rows, size_t nr,
 		 * The padding after f keeps its rows (a sequence of .text.unlikely may
 		 * start there): --update-debug never lets new code grow into it
 		 */
-		if (!f || rows[k].addr >= func_end(f)) {
+		if (!f || rows[k].addr >= func_elf_end(f)) {
 			push_row(out, &rows[k], rows[k].addr);
 			last = k++;
 			continue;
 		}
-		while (j < nr && !(rows[j].flags & ROW_END) && rows[j].addr < func_end(f))
+		while (j < nr && !(rows[j].flags & ROW_END) && rows[j].addr < func_elf_end(f))
 			j++;
 		remap_func(f, rows, nr, k, j, out, &last);
 		k = j;
