@@ -92,12 +92,14 @@ static void usage(FILE *f)
 		"                         with --profile the executed branches before and after\n"
 		"      --strip-debug      optimize: leave the DWARF (.debug_*) out of OUT\n"
 		"      --update-debug     optimize: rewrite the line table (.debug_line), the\n"
-		"                         call frame information (.debug_frame) and the code\n"
-		"                         addresses of .debug_info (scopes, call sites) of\n"
-		"                         moved code, and prove them (experimental: see kbolt(1))\n"
+		"                         call frame information (.debug_frame), the code\n"
+		"                         addresses of .debug_info (scopes, call sites) and the\n"
+		"                         location lists (.debug_loclists, .debug_loc) of moved\n"
+		"                         code, and prove them (experimental: see kbolt(1))\n"
 		"      --debug-info[=LIST]  verify: prove the DWARF of every moved instruction\n"
 		"                         unchanged too: LIST of lines (rows), frame (CFI),\n"
-		"                         scopes (inline chains, blocks, call sites); alone, all\n"
+		"                         scopes (inline chains, blocks, call sites), locations\n"
+		"                         (variables' location lists); alone, all\n"
 		"      --optimized OUT    heatmap: a second panel, the same code in kbolt's OUT\n"
 		"      --duration SECONDS  record: stop after SECONDS (default: at SIGINT or\n"
 		"                         SIGTERM)\n"
@@ -498,7 +500,9 @@ static unsigned int debug_info_parts(const char *list)
 		{ "lines", VERIFY_DEBUG_LINES },
 		{ "frame", VERIFY_DEBUG_FRAME },
 		{ "scopes", VERIFY_DEBUG_SCOPES },
-		{ "all", VERIFY_DEBUG_LINES | VERIFY_DEBUG_FRAME | VERIFY_DEBUG_SCOPES },
+		{ "locations", VERIFY_DEBUG_LOCATIONS },
+		{ "all", VERIFY_DEBUG_LINES | VERIFY_DEBUG_FRAME | VERIFY_DEBUG_SCOPES |
+			 VERIFY_DEBUG_LOCATIONS },
 	};
 	unsigned int what = 0;
 
@@ -652,8 +656,8 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 		case OPT_DEBUG_INFO:
 			o->debug_info = debug_info_parts(optarg);
 			if (!o->debug_info) {
-				pr_err(NULL, "--debug-info takes a list of lines, frame, scopes "
-				       "and all, not '%s'", optarg);
+				pr_err(NULL, "--debug-info takes a list of lines, frame, scopes, "
+				       "locations and all, not '%s'", optarg);
 				return 2;
 			}
 			given |= TAKES_DEBUG_INFO;

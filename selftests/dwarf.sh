@@ -8,7 +8,11 @@
 # that proof, for the line rows and for the CFI (it can fail); addr2line and gdb's info
 # line give every moved instruction's old line at its new address, and readelf's CFI table
 # (fixtures/cfi_rows.py) its old rules; llvm-dwarfdump --verify finds nothing new; the
-# relocations of .debug_line, .debug_info and .debug_frame hold what they say.  On
+# relocations of .debug_line, .debug_info and .debug_frame hold what they say.  On the
+# scopes fixture (C, -gdwarf-4 and -gdwarf-5), the same for scopes and call sites, and
+# for location lists: readelf's lists (fixtures/loc_rows.py) say at each new place what
+# they said, views included, and an output without --update-debug fails
+# verify --debug-info=locations; the relocations of the lists hold.  On
 # Debian's 6.1: a random layout (seed 1) and a profile layout with --update-debug are
 # written and proven; addr2line agrees on 500 moved instructions sampled from the
 # proof's map (KBOLT_DEBUG_MAP), where the old DWARF disagrees on most, and readelf's
@@ -26,6 +30,7 @@ case "${OUT:-.build/default}" in *san*) sanitized=1 ;; esac
 fx=$top/selftests/fixtures
 relocs=$fx/debug_relocs.py
 cfi_rows=$fx/cfi_rows.py
+loc_rows=$fx/loc_rows.py
 dwarfdump=$(command -v llvm-dwarfdump-19 || command -v llvm-dwarfdump || true)
 
 # gdb_lines VMLINUX FIELD MAP: gdb's "info line *ADDR" for the addresses in FIELD (1 old,
@@ -151,7 +156,7 @@ for v in 4 5; do
 		"$KBOLT" optimize "$f" -o "$f.$s" --layout random --seed "$s" --update-debug \
 			2>"$f.$s.err" >/dev/null || bad="$bad $s"
 	done
-	check_eq "DWARF $v: scopes fixture, random layouts 1-8 with --update-debug written (rows, CFI, scopes, call sites proven)" \
+	check_eq "DWARF $v: scopes fixture, random layouts 1-8 with --update-debug written (rows, CFI, scopes, call sites, locations proven)" \
 		"" "$bad"
 	KBOLT_DEBUG_MAP=$tmp/smap$v "$KBOLT" verify --debug-info "$f" "$f.1" >/dev/null 2>&1
 	awk '$1 != $2' "$tmp/smap$v" > "$tmp/smoved$v"
@@ -165,7 +170,20 @@ for v in 4 5; do
 		bash -c "! cmp -s '$tmp/chain.old' '$tmp/chain.stale'"
 	check_match "... inline chains of two or more levels among them" '^[1-9][0-9]*$' \
 		"$(($(wc -l < "$tmp/chain.old") - 2 * n))"
+	check_match "DWARF $v: readelf's location lists (fixtures/loc_rows.py): every list says at the new place of each walked instruction what it said, views included" \
+		'^[0-9]+ addresses, [1-9][0-9]* lists, [1-9][0-9]* locations compared, 0 differ$' \
+		"$(python3 "$loc_rows" "$f" "$f.1" "$tmp/smap$v" 2>/dev/null | head -n 1)"
+	check_match "... with location views other than 0 among the entries" '^[1-9][0-9]*$' \
+		"$(readelf --debug-dump=loc "$f" 2>/dev/null | grep 'views at' | grep -c ' v0*[1-9]')"
 	"$KBOLT" optimize "$f" -o "$f.plain" --layout random --seed 1 >/dev/null 2>&1
+	out=$("$KBOLT" verify --debug-info=locations "$f" "$f.plain" 2>&1); rc=$?
+	check_eq "DWARF $v: without --update-debug, verify --debug-info=locations fails (exit 1)" 1 "$rc"
+	check_match "... naming a variable whose location list says another thing at the new place" \
+		'verify: [a-z_]+\+0x[0-9a-f]+: debug info: DW_AT_location of the DIE at 0x[0-9a-f]+ at new \+0x[0-9a-f]+ is not the old one \([0-9]+ entries hold it, [0-9]+ at the old address\)' \
+		"$out"
+	check_match "... as readelf's lists say too" \
+		'^[0-9]+ addresses, [0-9]+ lists, [0-9]+ locations compared, [1-9][0-9]* differ$' \
+		"$(python3 "$loc_rows" "$f" "$f.plain" "$tmp/smap$v" 2>/dev/null | head -n 1)"
 	out=$("$KBOLT" verify --debug-info=scopes "$f" "$f.plain" 2>&1); rc=$?
 	check_eq "DWARF $v: without --update-debug, verify --debug-info=scopes fails (exit 1)" 1 "$rc"
 	check_match "... naming an instruction whose scopes moved" \
@@ -179,8 +197,9 @@ for v in 4 5; do
 		echo DW_AT_call_return_pc) of the DIE at 0x[0-9a-f]+ is 0x[0-9a-f]+ in the new image, where the old code is not" \
 		"$out"
 	lists=$([ $v = 4 ] && echo .debug_ranges || echo .debug_rnglists)
-	check "DWARF $v: relocations of .debug_info and $lists hold what they say" \
-		/usr/bin/python3 "$relocs" "$f.1" .debug_info "$lists"
+	locs=$([ $v = 4 ] && echo .debug_loc || echo .debug_loclists)
+	check "DWARF $v: relocations of .debug_info, $lists and $locs hold what they say" \
+		/usr/bin/python3 "$relocs" "$f.1" .debug_info "$lists" "$locs"
 	if [ -z "$dwarfdump" ]; then
 		skip "DWARF $v: llvm-dwarfdump --verify finds nothing new on the scopes fixture" \
 			"no llvm-dwarfdump"
@@ -247,7 +266,7 @@ V=$VMLINUX_61
 progress "6.1: random layout, seed 1, --update-debug"
 if "$KBOLT" optimize "$V" -o "$tmp/rand" --layout random --seed 1 --update-debug \
 	2>"$tmp/rand.err" >/dev/null; then
-	ok "6.1: random layout with --update-debug written, its line rows, CFI and scopes proven"
+	ok "6.1: random layout with --update-debug written, its line rows, CFI, scopes and locations proven"
 	out=$(KBOLT_DEBUG_MAP=$tmp/map61 "$KBOLT" verify --debug-info "$V" "$tmp/rand" 2>&1)
 	check_match "... and by verify --debug-info on its own" \
 		'debug info of [0-9]{7} instructions in [0-9]{5} functions compared: verified$' "$out"
@@ -267,12 +286,12 @@ if "$KBOLT" optimize "$V" -o "$tmp/rand" --layout random --seed 1 --update-debug
 	check_match "... where the old CFI is wrong for some" \
 		'^2000 addresses, [0-9]+ with rules, [1-9][0-9]* differ$' \
 		"$(python3 "$cfi_rows" "$V" "$V" "$tmp/cfi61" 2>&1 | head -n 1)"
-	check "... relocations of .debug_line, .debug_frame, .debug_info and .debug_rnglists hold what they say" \
+	check "... relocations of .debug_line, .debug_frame, .debug_info, .debug_rnglists and .debug_loclists hold what they say" \
 		/usr/bin/python3 "$relocs" "$tmp/rand" .debug_line .debug_frame .debug_info \
-		.debug_rnglists
+		.debug_rnglists .debug_loclists
 	rm -f "$tmp/rand"
 else
-	fail "6.1: random layout with --update-debug written, its line rows, CFI and scopes proven" \
+	fail "6.1: random layout with --update-debug written, its line rows, CFI, scopes and locations proven" \
 		"$(head -n 5 "$tmp/rand.err")"
 fi
 progress "6.1: profile layout (proc), --update-debug"
@@ -280,7 +299,7 @@ if ! prof=$("$top/scripts/cached-profile" "$V" proc 2>"$tmp/prof.err"); then
 	skip "6.1: profile layout with --update-debug" "no proc profile: $(tail -n 1 "$tmp/prof.err")"
 elif KBOLT_DEBUG_MAP=$tmp/mapp "$KBOLT" optimize "$V" -o "$tmp/prof" --profile "$prof" \
 	--update-debug 2>"$tmp/prof.err" >/dev/null; then
-	ok "6.1: profile layout with --update-debug written, its line rows, CFI and scopes proven"
+	ok "6.1: profile layout with --update-debug written, its line rows, CFI, scopes and locations proven"
 	# as perf annotate looks up sources: every address of the profile in a rewritten
 	# function (its branches and their targets), at its new place
 	awk '/^[BF] / { print $2; print $3 }' "$prof" | sort -u > "$tmp/paddrs"
@@ -292,7 +311,7 @@ elif KBOLT_DEBUG_MAP=$tmp/mapp "$KBOLT" optimize "$V" -o "$tmp/prof" --profile "
 	check "... of which there are thousands, most of them moved" \
 		awk "BEGIN { exit !($n > 10000 && $moved > $n / 2) }"
 else
-	fail "6.1: profile layout with --update-debug written, its line rows, CFI and scopes proven" \
+	fail "6.1: profile layout with --update-debug written, its line rows, CFI, scopes and locations proven" \
 		"$(head -n 5 "$tmp/prof.err")"
 fi
 rm -f "$tmp/prof"
@@ -300,13 +319,13 @@ V=$VMLINUX_612
 progress "6.12: random layout, seed 1, --update-debug"
 if KBOLT_DEBUG_MAP=$tmp/map612 "$KBOLT" optimize "$V" -o "$tmp/rand" --layout random \
 	--seed 1 --update-debug 2>"$tmp/rand.err" >/dev/null; then
-	ok "6.12: random layout with --update-debug written, its line rows, CFI and scopes proven"
+	ok "6.12: random layout with --update-debug written, its line rows, CFI, scopes and locations proven"
 	shuf -n 2000 --random-source=<(yes) "$tmp/map612" > "$tmp/cfi612"
 	check_match "... readelf's CFI table: the old rules at the new address, 2000 moved instructions" \
 		'^2000 addresses, [0-9]+ with rules, 0 differ$' \
 		"$(python3 "$cfi_rows" "$V" "$tmp/rand" "$tmp/cfi612" 2>&1 | head -n 1)"
 else
-	fail "6.12: random layout with --update-debug written, its line rows, CFI and scopes proven" \
+	fail "6.12: random layout with --update-debug written, its line rows, CFI, scopes and locations proven" \
 		"$(grep -v 'info: ' "$tmp/rand.err" | head -n 5)"
 fi
 done_testing

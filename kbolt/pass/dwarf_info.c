@@ -23,6 +23,7 @@
  * .debug_ranges (DWARF 4), with relocations for its addresses, and DW_AT_ranges
  * patched to it.  A low/high pair that the layout splits becomes a DW_AT_ranges of a
  * new list in the same bytes, through a twin of its abbreviation (split_pair()).
+ * The location lists of the DIEs' variables are dwarf_loc.c's, on the same walk.
  *
  * dwarf_info_check(), before the layouts, reads the same and keeps every function
  * where an address is not an instruction boundary kbolt can map; an attribute of a
@@ -38,96 +39,7 @@
 
 #include "../../common/util.h"
 #include "../lib/output.h"
-#include "dwarf_io.h"
-#include "../model/opt.h"
-
-enum {
-	AT_LOW_PC = 0x11, AT_HIGH_PC = 0x12, AT_ENTRY_PC = 0x52, AT_RANGES = 0x55,
-	AT_CALL_RETURN_PC = 0x7d, AT_CALL_PC = 0x81,
-	TAG_COMPILE_UNIT = 0x11, TAG_PARTIAL_UNIT = 0x3c, TAG_SKELETON_UNIT = 0x4a,
-	TAG_GNU_CALL_SITE = 0x4109,
-	FORM_ADDR = 0x01, FORM_DATA2 = 0x05, FORM_DATA4 = 0x06, FORM_DATA8 = 0x07,
-	FORM_BLOCK1 = 0x0a, FORM_DATA1 = 0x0b, FORM_UDATA = 0x0f, FORM_SEC_OFFSET = 0x17,
-	FORM_IMPLICIT_CONST = 0x21,
-	/*
-	 * kbolt's own attribute (DW_AT_lo_user is 0x2000): the bytes a DIE no longer uses
-	 * after its DW_AT_low_pc/high_pc pair became a DW_AT_ranges, as a DW_FORM_block1
-	 */
-	AT_KBOLT_FILLER = 0x2b01,
-	RLE_END = 0, RLE_OFFSET_PAIR = 4, RLE_BASE = 5, RLE_START_END = 6,
-	RLE_START_LENGTH = 7,
-};
-
-/* An attribute of a DIE that gives a code address, where its value is */
-struct addr_attr {
-	uint64_t place, value;
-	uint16_t at, form;
-	unsigned int size;
-};
-
-/* A DIE's code addresses */
-struct die {
-	uint64_t off, tag;
-	struct addr_attr a[8];
-	unsigned int nr;
-};
-
-/* A half-open range of addresses */
-struct span {
-	uint64_t lo, hi;
-};
-
-struct spans {
-	struct span *v;
-	size_t nr, cap;
-};
-
-/* A range list written again: the old one's offset, the new one's */
-struct list_move {
-	uint64_t old, new;
-};
-
-struct info_walk {
-	struct opt *opt;
-	bool rewrite;		/* false: dwarf_info_check() */
-	const unsigned char *info, *abbrev;
-	uint64_t info_size, abbrev_size;
-	struct dwarf_unit u;
-	uint64_t base;		/* the unit's DW_AT_low_pc: the base of its lists */
-	struct dwarf_abbrevs ab;
-	uint64_t why_at;	/* where what cannot be read is */
-	/* rewrite */
-	struct dwarf_patches *patches;
-	struct func *op_item_func;	/* op -> item index, of this function */
-	uint32_t *op_item;
-	size_t op_item_cap;
-	struct spans old, new;
-	struct list_src {		/* a range list section and its new contribution */
-		struct kmeta_sec *sec, *rs;	/* rs: its relocations, NULL if none */
-		const unsigned char *data;
-		uint64_t size;
-		bool v5;			/* .debug_rnglists, else .debug_ranges */
-		struct dwarf_buf out;
-		struct dwarf_buf rela;	/* relocations of the new lists */
-		struct list_move *moves;
-		size_t nr_moves, moves_cap;
-		size_t sym;	/* its section symbol, for a DW_AT_ranges' relocation */
-	} rnglists, ranges;
-	struct kmeta_sec *code_sec;	/* code_symbol()'s last section, and its symbol */
-	size_t code_sym;
-	/* abbreviations added for pairs that became lists (split_pair()) */
-	struct twin {
-		uint64_t table, old_code, new_code;
-		size_t at, len;		/* its bytes in twin_bytes */
-	} *twins;
-	size_t nr_twins, twins_cap;
-	struct dwarf_buf twin_bytes;
-	struct unit_ref {		/* every unit's debug_abbrev_offset */
-		uint64_t place, table;
-		unsigned int size;
-	} *units;
-	size_t nr_units, units_cap;
-};
+#include "dwarf_info.h"
 
 /* --- reading a DIE's addresses --- */
 
@@ -202,13 +114,31 @@ static uint64_t ops_end(const struct func *f)
 	return f->sym->addr + (last ? last->off + last->len : 0);
 }
 
-/* Is a a place kbolt maps: an op's start, inside an alternative's unit, or past the ops */
-static bool is_boundary(const struct func *f, uint64_t a)
+/*
+ * Is a the last byte of f's op, one that leaves f (a call, a tail call): GCC ends a
+ * variable's location there, at the return address less one, where unwinders look up
+ * a caller's frame.  It stays the last byte, whatever the op's new length.
+ */
+static bool is_last_byte(const struct func *f, const struct op *op, uint64_t a)
+{
+	uint64_t start = f->sym->addr + op->off;
+
+	return a == start + op->len - 1 && a != start && op->kind != KI_JCC &&
+	       (op->kind != KI_JMP || op->target < f->sym->addr ||
+		op->target >= f->sym->addr + f->sym->size);
+}
+
+/*
+ * Is a a place kbolt maps: an op's start, inside an alternative's unit, or past the
+ * ops; the last byte of a call, if inner (a location list's boundary)
+ */
+static bool is_boundary(const struct func *f, uint64_t a, bool inner)
 {
 	long i = find_op_containing(f, a);
 
 	return i < 0 ? a >= ops_end(f) || a == f->sym->addr :
-	       a == f->sym->addr + f->ops[i].off || (f->ops[i].flags & OP_UNIT);
+	       a == f->sym->addr + f->ops[i].off || (f->ops[i].flags & OP_UNIT) ||
+	       (inner && is_last_byte(f, &f->ops[i], a));
 }
 
 /* The new place of the instruction at a in moved f (a removed jmp: of its target) */
@@ -230,6 +160,24 @@ static uint64_t new_point(const struct func *f, uint64_t a)
 	return a;
 }
 
+uint64_t info_new_inner(struct info_walk *w, struct func *f, uint64_t a)
+{
+	long i = find_op_containing(f, a);
+	uint32_t k = i < 0 ? UINT32_MAX : op_items(w, f)[i];
+	uint64_t end = i < 0 ? 0 : f->sym->addr + f->ops[i].off + f->ops[i].len;
+
+	if (k == UINT32_MAX || a == f->sym->addr + f->ops[i].off)
+		return new_point(f, a);
+	return f->sym->addr + f->items[k].new_off + f->items[k].size - (end - a);
+}
+
+bool info_emitted(struct info_walk *w, struct func *f, uint64_t a)
+{
+	long i = find_op_containing(f, a);
+
+	return i < 0 || op_items(w, f)[i] != UINT32_MAX;
+}
+
 /* The new end of the instruction that ended at a in moved f */
 static uint64_t new_end(struct info_walk *w, struct func *f, uint64_t a)
 {
@@ -241,7 +189,7 @@ static uint64_t new_end(struct info_walk *w, struct func *f, uint64_t a)
 	return f->sym->addr + f->items[k].new_off + f->items[k].size;
 }
 
-static void add_span(struct spans *s, uint64_t lo, uint64_t hi)
+void info_add_span(struct spans *s, uint64_t lo, uint64_t hi)
 {
 	if (s->nr && s->v[s->nr - 1].hi == lo && lo != hi) {
 		s->v[s->nr - 1].hi = hi;
@@ -279,7 +227,11 @@ static void merge_spans(struct spans *s)
 	s->nr = n;
 }
 
-/* The new places of the code of [lo, hi), a part of moved f, added to out */
+/*
+ * The new places of the code of [lo, hi), a part of moved f, added to out.  An end
+ * inside an instruction (a location list's, at a call's last byte) cuts its bytes as
+ * far from its new end as from its old one.
+ */
 static void map_part(struct info_walk *w, struct func *f, uint64_t lo, uint64_t hi,
 		     struct spans *out)
 {
@@ -287,16 +239,25 @@ static void map_part(struct info_walk *w, struct func *f, uint64_t lo, uint64_t 
 	long i = find_op_containing(f, lo);
 
 	for (; i >= 0 && (uint32_t)i < f->nr_ops && f->sym->addr + f->ops[i].off < hi; i++) {
+		uint64_t start = f->sym->addr + f->ops[i].off, end = start + f->ops[i].len;
 		uint32_t k = oi[i];
+		uint64_t at;
 
 		if (k == UINT32_MAX)
 			continue;	/* not emitted */
-		for (; k < f->nr_items && (k == oi[i] || f->items[k].added); k++)
-			add_span(out, f->sym->addr + f->items[k].new_off,
-				 f->sym->addr + f->items[k].new_off + f->items[k].size);
+		at = f->sym->addr + f->items[k].new_off + f->items[k].size;	/* its end */
+		if (end > hi) {		/* cut: and no jmp added after it */
+			info_add_span(out, at - (lo > start ? end - lo : f->items[k].size),
+				      at - (end - hi));
+			break;
+		}
+		info_add_span(out, at - (lo > start ? end - lo : f->items[k].size), at);
+		for (k++; k < f->nr_items && f->items[k].added; k++)
+			info_add_span(out, f->sym->addr + f->items[k].new_off,
+				      f->sym->addr + f->items[k].new_off + f->items[k].size);
 	}
 	if (hi > ops_end(f))
-		add_span(out, ops_end(f) > lo ? ops_end(f) : lo, hi);
+		info_add_span(out, ops_end(f) > lo ? ops_end(f) : lo, hi);
 }
 
 /* Where the piece of [lo, hi) that starts at lo ends: at f's end, or the next function */
@@ -357,7 +318,7 @@ static void map_piece(struct info_walk *w, struct func *f, uint64_t lo, uint64_t
 		map_part(w, f, lo, end, m->new);
 		m->moved = true;
 	} else {
-		add_span(m->new, lo, end);
+		info_add_span(m->new, lo, end);
 	}
 }
 
@@ -365,7 +326,7 @@ static void map_piece(struct info_walk *w, struct func *f, uint64_t lo, uint64_t
  * The spans of old, each part in a moved function mapped, into new, sorted and merged;
  * false if nothing moved
  */
-static bool map_spans(struct info_walk *w, const struct spans *old, struct spans *new)
+bool info_map_spans(struct info_walk *w, const struct spans *old, struct spans *new)
 {
 	struct mapped m = { .new = new };
 
@@ -401,7 +362,7 @@ static const char *read_list(struct info_walk *w, struct list_src *src, uint64_t
 			if (lo == max)
 				base = hi;
 			else
-				add_span(out, base + lo, base + hi);
+				info_add_span(out, base + lo, base + hi);
 			continue;
 		}
 		kind = dwarf_get_fixed(&r, 1);
@@ -411,18 +372,18 @@ static const char *read_list(struct info_walk *w, struct list_src *src, uint64_t
 		case RLE_OFFSET_PAIR:
 			lo = dwarf_get_uleb(&r);
 			hi = dwarf_get_uleb(&r);
-			add_span(out, base + lo, base + hi);
+			info_add_span(out, base + lo, base + hi);
 			break;
 		case RLE_BASE:
 			base = dwarf_get_fixed(&r, as);
 			break;
 		case RLE_START_END:
 			lo = dwarf_get_fixed(&r, as);
-			add_span(out, lo, dwarf_get_fixed(&r, as));
+			info_add_span(out, lo, dwarf_get_fixed(&r, as));
 			break;
 		case RLE_START_LENGTH:
 			lo = dwarf_get_fixed(&r, as);
-			add_span(out, lo, lo + dwarf_get_uleb(&r));
+			info_add_span(out, lo, lo + dwarf_get_uleb(&r));
 			break;
 		default:	/* the *x kinds need .debug_addr */
 			return "a range list entry kind kbolt does not take";
@@ -452,8 +413,8 @@ static size_t code_symbol(struct info_walk *w, uint64_t addr, uint64_t *value)
 }
 
 /* An address of a new list at pos of src's new contribution, with its relocation */
-static const char *put_list_addr(struct info_walk *w, struct list_src *src, uint64_t pos,
-				 uint64_t addr)
+const char *info_put_list_addr(struct info_walk *w, struct list_src *src, uint64_t pos,
+			       uint64_t addr)
 {
 	uint64_t value = 0;
 	size_t sym;
@@ -463,7 +424,7 @@ static const char *put_list_addr(struct info_walk *w, struct list_src *src, uint
 		return NULL;	/* a kernel without .rela.debug_* */
 	sym = code_symbol(w, addr, &value);
 	if (!sym)
-		return "no section symbol for the code a new range list holds";
+		return "no section symbol for the code a new range or location list holds";
 	dwarf_put_fixed(&src->rela, pos, 8);
 	dwarf_put_fixed(&src->rela, ELF64_R_INFO(sym, R_X86_64_64), 8);
 	dwarf_put_fixed(&src->rela, addr - value, 8);
@@ -471,7 +432,7 @@ static const char *put_list_addr(struct info_walk *w, struct list_src *src, uint
 }
 
 /* Where src's new lists begin: after the old section, and a header for DWARF 5's */
-static uint64_t new_lists_base(const struct list_src *src)
+uint64_t info_new_lists_base(const struct list_src *src)
 {
 	return src->size + (src->v5 ? 12 : 0);
 }
@@ -482,24 +443,24 @@ static const char *write_list(struct info_walk *w, struct list_src *src,
 {
 	const char *why = NULL;
 
-	*off = new_lists_base(src) + src->out.nr;
+	*off = info_new_lists_base(src) + src->out.nr;
 	if (!src->v5) {		/* a base selection entry of 0, then absolute pairs */
 		dwarf_put_fixed(&src->out, w->u.addr_size == 8 ? UINT64_MAX : UINT32_MAX,
 				w->u.addr_size);
 		dwarf_put_fixed(&src->out, 0, w->u.addr_size);
 	}
 	for (size_t k = 0; k < sp->nr && !why; k++) {
-		uint64_t pos = new_lists_base(src) + src->out.nr + (src->v5 ? 1 : 0);
+		uint64_t pos = info_new_lists_base(src) + src->out.nr + (src->v5 ? 1 : 0);
 
 		if (src->v5)
 			dwarf_put_byte(&src->out, RLE_START_LENGTH);
-		why = put_list_addr(w, src, pos, sp->v[k].lo);
+		why = info_put_list_addr(w, src, pos, sp->v[k].lo);
 		if (why)
 			break;
 		if (src->v5)
 			dwarf_put_uleb(&src->out, sp->v[k].hi - sp->v[k].lo);
 		else
-			why = put_list_addr(w, src, pos + w->u.addr_size, sp->v[k].hi);
+			why = info_put_list_addr(w, src, pos + w->u.addr_size, sp->v[k].hi);
 	}
 	if (src->v5)
 		dwarf_put_byte(&src->out, RLE_END);
@@ -518,14 +479,14 @@ static bool may_move(const struct func *f)
 }
 
 /* dwarf_info_check(): keep a function where a is no place kbolt can map */
-static void check_place(struct info_walk *w, struct func *f, uint64_t a, bool end)
+void info_check_place(struct info_walk *w, struct func *f, uint64_t a, bool end)
 {
 	long i;
 
 	if (!may_move(f))
 		return;
 	if (!end) {
-		if (!is_boundary(f, a))
+		if (!is_boundary(f, a, w->inner_ok))
 			skip_func(w->opt, f, SKIP_DEBUG_INFO, a);
 		return;
 	}
@@ -543,7 +504,7 @@ static void do_point(struct info_walk *w, const struct addr_attr *a, bool end)
 	if (!a || !a->value)
 		return;
 	if (!w->rewrite) {
-		check_place(w, find_func_containing(w->opt, a->value - end), a->value, end);
+		info_check_place(w, find_func_containing(w->opt, a->value - end), a->value, end);
 		return;
 	}
 	f = moved_func_containing(w->opt, a->value - end);
@@ -560,22 +521,22 @@ static void check_piece(struct info_walk *w, struct func *f, uint64_t lo, uint64
 	(void)ctx;
 	if (!part || !may_move(f))
 		return;
-	check_place(w, f, lo, false);
+	info_check_place(w, f, lo, false);
 	if (end < f->sym->addr + f->sym->size)
-		check_place(w, f, end, false);
+		info_check_place(w, f, end, false);
 }
 
 /*
  * dwarf_info_check(): the ends of every part of a span inside a function that may move
  * must be places kbolt can map (a part that holds the whole function stays)
  */
-static void check_spans(struct info_walk *w, const struct spans *sp)
+void info_check_spans(struct info_walk *w, const struct spans *sp)
 {
 	for_each_piece(w, sp, check_piece, NULL);
 }
 
 /* Does v fit in a field of size bytes? */
-static bool fits(uint64_t v, unsigned int size)
+bool info_fits(uint64_t v, unsigned int size)
 {
 	return size >= 8 || v < (uint64_t)1 << (8 * size);
 }
@@ -726,7 +687,7 @@ static const char *split_pair(struct info_walk *w, const struct die *d,
 	why = write_list(w, src, &w->new, &off);
 	if (why)
 		return why;
-	if (!fits(off, w->u.offset_size))
+	if (!info_fits(off, w->u.offset_size))
 		return "a new range list past 4 GiB";
 	first = low->place < high->place ? low->place : high->place;
 	memmove(die + old_len + ps.by, die + old_len, first - (d->off + old_len));
@@ -754,16 +715,16 @@ static const char *do_pair(struct info_walk *w, const struct die *d, const struc
 	w->old.nr = 0;
 	if (hi <= lo)
 		return NULL;		/* empty: nothing to map */
-	add_span(&w->old, lo, hi);
+	info_add_span(&w->old, lo, hi);
 	if (!w->rewrite) {
-		check_spans(w, &w->old);
+		info_check_spans(w, &w->old);
 		return NULL;
 	}
-	if (!map_spans(w, &w->old, &w->new))
+	if (!info_map_spans(w, &w->old, &w->new))
 		return NULL;
 	/* a ULEB128 high_pc might not fit where it was: a list of one range */
 	if (w->new.nr > 1 || high->form == FORM_UDATA ||
-	    (w->new.nr && !fits(w->new.v[0].hi - w->new.v[0].lo, high->size)))
+	    (w->new.nr && !info_fits(w->new.v[0].hi - w->new.v[0].lo, high->size)))
 		return split_pair(w, d, low, high);
 	if (w->new.nr) {
 		n = w->new.v[0];
@@ -786,12 +747,20 @@ static const char *do_pair(struct info_walk *w, const struct die *d, const struc
  * The list at old written again already, among the last few: GCC shares a list only
  * between neighbouring DIEs, and one written twice is only bytes more
  */
-static struct list_move *find_move(struct list_src *src, uint64_t old)
+struct list_move *info_find_move(struct list_src *src, uint64_t old)
 {
 	for (size_t k = src->nr_moves; k-- > 0 && k + 64 >= src->nr_moves;)
 		if (src->moves[k].old == old)
 			return &src->moves[k];
 	return NULL;
+}
+
+struct list_move *info_add_move(struct list_src *src, uint64_t old, uint64_t new,
+				uint64_t views)
+{
+	GROW(src->moves, src->moves_cap, src->nr_moves + 1);
+	src->moves[src->nr_moves] = (struct list_move){ old, new, views };
+	return &src->moves[src->nr_moves++];
 }
 
 /* A DW_AT_ranges */
@@ -805,21 +774,19 @@ static const char *do_list(struct info_walk *w, const struct addr_attr *ranges)
 	if (why || !w->old.nr)
 		return why;
 	if (!w->rewrite) {
-		check_spans(w, &w->old);
+		info_check_spans(w, &w->old);
 		return NULL;
 	}
-	if (!map_spans(w, &w->old, &w->new))
+	if (!info_map_spans(w, &w->old, &w->new))
 		return NULL;
-	m = find_move(src, ranges->value);
+	m = info_find_move(src, ranges->value);
 	if (!m) {
 		why = write_list(w, src, &w->new, &off);
 		if (why)
 			return why;
-		GROW(src->moves, src->moves_cap, src->nr_moves + 1);
-		m = &src->moves[src->nr_moves++];
-		*m = (struct list_move){ ranges->value, off };
+		m = info_add_move(src, ranges->value, off, 0);
 	}
-	if (!fits(m->new, ranges->size))
+	if (!info_fits(m->new, ranges->size))
 		return "a new range list past 4 GiB";
 	dwarf_patch_add(w->patches, ranges->place, ranges->size, m->old, m->new,
 			PATCH_OFFSET);
@@ -841,7 +808,8 @@ static const char *do_die(struct info_walk *w, const struct die *d)
 	do_point(w, die_attr(d, AT_ENTRY_PC), false);
 	do_point(w, die_attr(d, AT_CALL_PC), false);
 	do_point(w, die_attr(d, AT_CALL_RETURN_PC), true);
-	return ranges ? do_list(w, ranges) : NULL;
+	why = ranges ? do_list(w, ranges) : NULL;
+	return why ? why : dwarf_loc_do(w, d);
 }
 
 /* One DIE at r read into d; NULL or what is wrong */
@@ -867,7 +835,18 @@ static const char *read_die(struct info_walk *w, struct dwarf_reader *r, struct 
 	for (uint32_t k = 0; k < a->nr; k++) {
 		const struct dwarf_abbrev_attr *at = &w->ab.attrs[a->first + k];
 
-		if (is_addr_attr(at->at) && d->nr < ARRAY_SIZE(d->a)) {
+		if (dwarf_loc_is_list(at->at, at->form, &w->u) && d->nr < ARRAY_SIZE(d->a)) {
+			struct addr_attr *x = &d->a[d->nr++];
+
+			*x = (struct addr_attr){ .at = at->at, .form = at->form,
+						 .place = r->p - w->info,
+						 .size = w->u.offset_size };
+			if (at->form != FORM_SEC_OFFSET)	/* DWARF 2 and 3 */
+				x->size = at->form == FORM_DATA8 ? 8 : 4;
+			x->value = dwarf_get_fixed(r, x->size);
+		} else if (at->form == FORM_LOCLISTX) {
+			return "a location list of a form kbolt does not take";
+		} else if (is_addr_attr(at->at) && d->nr < ARRAY_SIZE(d->a)) {
 			struct addr_attr *x = &d->a[d->nr++];
 
 			x->at = at->at;
@@ -879,7 +858,7 @@ static const char *read_die(struct info_walk *w, struct dwarf_reader *r, struct 
 			return "an attribute of a form kbolt does not know";
 		}
 	}
-	return NULL;
+	return r->bad ? "a DIE past its unit's end" : NULL;
 }
 
 static bool is_unit_tag(uint64_t tag)
@@ -903,7 +882,7 @@ static bool unit_matters(struct info_walk *w, const struct die *d)
 	if (ranges && read_list(w, src, ranges->value, &w->old))
 		return true;	/* unreadable here: the walk will say so if it matters */
 	if (!ranges && low && high)
-		add_span(&w->old, low->value, high->form == FORM_ADDR ? high->value :
+		info_add_span(&w->old, low->value, high->form == FORM_ADDR ? high->value :
 			 low->value + high->value);
 	if (!w->old.nr)
 		return true;
@@ -998,6 +977,7 @@ static const char *walk_init(struct info_walk *w, struct opt *opt, const char **
 {
 	static const char *const names[] = {
 		".debug_info", ".debug_abbrev", ".debug_rnglists", ".debug_ranges",
+		".debug_loclists", ".debug_loc",
 	};
 	struct kmeta_sec *s[ARRAY_SIZE(names)];
 	uint64_t size;
@@ -1021,12 +1001,14 @@ static const char *walk_init(struct info_walk *w, struct opt *opt, const char **
 	w->abbrev = dwarf_file_bytes(opt->img, s[1], &w->abbrev_size);
 	list_src_init(w, &w->rnglists, names[2], true);
 	list_src_init(w, &w->ranges, names[3], false);
+	list_src_init(w, &w->loclists, names[4], true);
+	list_src_init(w, &w->loc, names[5], false);
 	return NULL;
 }
 
 static void walk_free(struct info_walk *w)
 {
-	struct list_src *src[] = { &w->rnglists, &w->ranges };
+	struct list_src *src[] = { &w->rnglists, &w->ranges, &w->loclists, &w->loc };
 
 	free(w->twins);
 	free(w->twin_bytes.p);
@@ -1035,6 +1017,8 @@ static void walk_free(struct info_walk *w)
 	free(w->op_item);
 	free(w->old.v);
 	free(w->new.v);
+	free(w->locs.v);
+	free(w->new_locs.v);
 	for (size_t k = 0; k < ARRAY_SIZE(src); k++) {
 		free(src[k]->out.p);
 		free(src[k]->rela.p);
@@ -1126,7 +1110,7 @@ static const char *rebuild_abbrevs(struct info_walk *w, struct output_secs *out)
 		}
 		end = r.p - w->abbrev;
 		GROW(starts, cap, nr + 1);
-		starts[nr++] = (struct list_move){ off, b.nr };
+		starts[nr++] = (struct list_move){ .old = off, .new = b.nr };
 		dwarf_put_bytes(&b, w->abbrev + off, end - 1 - off);	/* all but its 0 */
 		for (; t < w->nr_twins && w->twins[t].table <= off; t++)
 			if (w->twins[t].table == off)
@@ -1207,6 +1191,8 @@ int dwarf_info_rewrite(struct opt *opt, struct output_secs *out, struct dwarf_pa
 	}
 	add_lists(opt->img, &w.rnglists, out);
 	add_lists(opt->img, &w.ranges, out);
+	add_lists(opt->img, &w.loclists, out);
+	add_lists(opt->img, &w.loc, out);
 	walk_free(&w);
 	return 0;
 }

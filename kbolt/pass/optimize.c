@@ -367,7 +367,8 @@ static void debug_dump(struct opt *opt)
 }
 
 /* What --update-debug rewrites, and so proves */
-#define UPDATED_DEBUG (VERIFY_DEBUG_LINES | VERIFY_DEBUG_FRAME | VERIFY_DEBUG_SCOPES)
+#define UPDATED_DEBUG (VERIFY_DEBUG_LINES | VERIFY_DEBUG_FRAME | VERIFY_DEBUG_SCOPES | \
+		       VERIFY_DEBUG_LOCATIONS)
 
 /* The DWARF of the new code (--update-debug), into debug */
 static int rewrite_debug(struct opt *opt, struct output_secs *debug)

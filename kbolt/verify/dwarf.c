@@ -18,6 +18,11 @@
  *                (DW_AT_entry_pc, DW_AT_call_pc, a label's DW_AT_low_pc: the new
  *                place of the instruction; DW_AT_call_return_pc, DWARF 4's
  *                DW_TAG_GNU_call_site's DW_AT_low_pc: the new end of the call);
+ *   locations    the location of every variable of those scopes whose location is a
+ *                list (.debug_loclists, .debug_loc): the expressions whose entries
+ *                hold the instruction, each with the location views of its rows that
+ *                it holds (GCC's DW_AT_GNU_locviews, read by hand: libdw does not),
+ *                expressions compared by operation;
  *   frame        the call frame information of .debug_frame at the instruction: the
  *                CFA and the rule of every register x86-64's DWARF numbers (0-16:
  *                the general registers and the return address), as libdw's
@@ -30,6 +35,7 @@
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -59,6 +65,23 @@ struct dwarf_point {
 	bool end;
 };
 
+/* An entry of a location list: [lo, hi), from view vb to view ve */
+struct loc_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Word vb, ve;
+	Dwarf_Op *expr;
+	size_t len;
+};
+
+/* A DIE's attribute whose value is a location list: its entries in locs */
+struct loc_var {
+	Dwarf_Off die;
+	unsigned int at;
+	size_t first, nr;
+	Dwarf_Addr lo, hi;	/* what its entries span: nothing is said outside */
+	bool bad;		/* libdw could not read it (or its views) */
+};
+
 /* What one image says of one function: per offset, its rows and its scope chain */
 struct func_dwarf {
 	Dwarf_Lines *lines;
@@ -70,6 +93,11 @@ struct func_dwarf {
 	size_t nr_nodes, nodes_cap;
 	struct dwarf_point *points;	/* of the DIEs walked for the scopes, in order */
 	size_t nr_points, points_cap;
+	bool want_locs;		/* collect the location lists of the scopes' DIEs */
+	struct loc_var *vars;	/* in DIE order */
+	size_t nr_vars, vars_cap;
+	struct loc_range *locs;
+	size_t nr_locs, locs_cap;
 };
 
 /* One image's DWARF, and its top-level subprogram ranges of the CU last asked */
@@ -85,7 +113,9 @@ struct dwarf_side {
 	Dwarf_Off cu_off;
 	bool have_cu, have_progs;	/* progs: of the current CU, loaded when asked */
 	Dwarf_Die cu;
+	Dwarf_Half version;	/* the CU's */
 	Dwarf_Files *files;
+	Elf_Data *loclists, *loc;	/* the sections location views are read from */
 	struct prog_range {
 		uint64_t lo, hi;
 		Dwarf_Off die;
@@ -94,13 +124,42 @@ struct dwarf_side {
 	size_t nr_progs, progs_cap;
 };
 
+/* What an entry of a location list says at an address: of its rows, views [from, to) */
+struct loc_item {
+	Dwarf_Word from, to;
+	const Dwarf_Op *expr;
+	size_t len;
+};
+
+struct loc_items {
+	struct loc_item *v;
+	size_t nr, cap;
+};
+
 struct dwarf_check {
 	struct verifier *v;
 	struct dwarf_side a, b;
+	struct loc_items at_a, at_b;	/* compare_locs()'s */
 	FILE *map;		/* KBOLT_DEBUG_MAP: the pairs compared */
 	unsigned int what;	/* VERIFY_DEBUG_* */
 	size_t funcs, insns;	/* compared, for the summary */
 };
+
+/* The bytes of the section named name, NULL if none */
+static Elf_Data *section_data(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    !strcmp(elf_strptr(elf, shstrndx, sh.sh_name) ?: "", name))
+			return elf_getdata(scn, NULL);
+	return NULL;
+}
 
 static int side_open(struct dwarf_side *s, const char *path)
 {
@@ -117,6 +176,8 @@ static int side_open(struct dwarf_side *s, const char *path)
 	}
 	s->cfi = dwarf_getcfi(s->dbg);	/* owned by dbg */
 	s->raw = elf_rawfile(dwarf_getelf(s->dbg), &s->raw_size);
+	s->loclists = section_data(dwarf_getelf(s->dbg), ".debug_loclists");
+	s->loc = section_data(dwarf_getelf(s->dbg), ".debug_loc");
 	return 0;
 }
 
@@ -204,6 +265,8 @@ static bool find_cu(struct dwarf_side *s, uint64_t addr)
 		return true;
 	s->cu = cu;
 	s->cu_off = dwarf_dieoffset(&cu);
+	if (dwarf_cu_info(cu.cu, &s->version, NULL, NULL, NULL, NULL, NULL, NULL))
+		s->version = 0;
 	s->have_cu = true;
 	if (dwarf_getsrcfiles(&s->cu, &s->files, &nr_files))
 		s->files = NULL;
@@ -250,6 +313,106 @@ static void add_point(struct func_dwarf *fd, Dwarf_Die *die, unsigned int at, bo
 							    end };
 }
 
+/* The attributes of class loclist (DWARF 5 section 7.5.5) */
+static const unsigned int loc_attrs[] = {
+	DW_AT_location, DW_AT_frame_base, DW_AT_static_link, DW_AT_string_length,
+	DW_AT_return_addr, DW_AT_data_member_location, DW_AT_use_location,
+	DW_AT_vtable_elem_location, DW_AT_segment,
+};
+
+static bool is_list_form(const struct dwarf_side *s, unsigned int form)
+{
+	return form == DW_FORM_sec_offset || form == DW_FORM_loclistx ||
+	       (s->version < 4 && (form == DW_FORM_data4 || form == DW_FORM_data8));
+}
+
+static uint64_t get_uleb(const unsigned char **p, const unsigned char *end, bool *bad)
+{
+	uint64_t v = 0;
+
+	for (unsigned int shift = 0; *p < end; shift += 7) {
+		unsigned char c = *(*p)++;
+
+		if (shift < 64)
+			v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return v;
+	}
+	*bad = true;
+	return 0;
+}
+
+/*
+ * Where the view pairs of die's location list are (DW_AT_GNU_locviews: an offset in
+ * the list's section, which libdw does not read as one); false if it has none
+ */
+static bool find_views(struct dwarf_side *s, Dwarf_Die *die, const unsigned char **p,
+		       const unsigned char **end)
+{
+	Elf_Data *d = s->version >= 5 ? s->loclists : s->loc;
+	Dwarf_Attribute attr;
+	Dwarf_Word off;
+
+	if (!d || !dwarf_attr(die, DW_AT_GNU_locviews, &attr))
+		return false;
+	if (dwarf_formudata(&attr, &off)) {	/* a DW_FORM_sec_offset, as it is */
+		uint32_t o32;
+
+		memcpy(&o32, attr.valp, sizeof(o32));
+		off = o32;
+	}
+	*p = (const unsigned char *)d->d_buf + (off < d->d_size ? off : d->d_size);
+	*end = (const unsigned char *)d->d_buf + d->d_size;
+	return true;
+}
+
+/*
+ * The location list of die's attribute at, if it has one: its entries (and their
+ * views, for DW_AT_location) in fd->locs; bad, if libdw cannot read it
+ */
+static void add_loc_var(struct dwarf_side *s, struct func_dwarf *fd, Dwarf_Die *die,
+			unsigned int at)
+{
+	const unsigned char *vp = NULL, *vend = NULL;
+	Dwarf_Attribute attr;
+	Dwarf_Addr base, lo, hi;
+	Dwarf_Op *expr;
+	size_t len;
+	ptrdiff_t it = 0;
+	struct loc_var *v;
+	bool views, bad = false;
+
+	if (!dwarf_attr(die, at, &attr) || !is_list_form(s, dwarf_whatform(&attr)))
+		return;
+	views = at == DW_AT_location && find_views(s, die, &vp, &vend);
+	GROW(fd->vars, fd->vars_cap, fd->nr_vars + 1);
+	v = &fd->vars[fd->nr_vars++];
+	*v = (struct loc_var){ dwarf_dieoffset(die), at, fd->nr_locs, 0, UINT64_MAX, 0,
+			       false };
+	while ((it = dwarf_getlocations(&attr, it, &base, &lo, &hi, &expr, &len)) > 0) {
+		struct loc_range r = { lo, hi, 0, 0, expr, len };
+
+		v->lo = lo < v->lo ? lo : v->lo;
+		v->hi = hi > v->hi ? hi : v->hi;
+		if (views) {
+			r.vb = get_uleb(&vp, vend, &bad);
+			r.ve = get_uleb(&vp, vend, &bad);
+		}
+		GROW(fd->locs, fd->locs_cap, fd->nr_locs + 1);
+		fd->locs[fd->nr_locs++] = r;
+	}
+	v->nr = fd->nr_locs - v->first;
+	v->bad = it < 0 || bad;
+}
+
+static void add_loc_vars(struct dwarf_side *s, struct func_dwarf *fd, Dwarf_Die *die)
+{
+	if (!fd->want_locs)
+		return;
+	for (size_t k = 0; k < ARRAY_SIZE(loc_attrs); k++)
+		add_loc_var(s, fd, die, loc_attrs[k]);
+}
+
 /* The code addresses of a call site or a label, child of a scope */
 static void add_child_points(struct func_dwarf *fd, Dwarf_Die *die, int tag)
 {
@@ -281,6 +444,7 @@ static void apply_scope(struct dwarf_side *s, struct func_dwarf *fd, Dwarf_Die *
 
 	describe_scope(s, die, ordinal, &n);
 	add_point(fd, die, DW_AT_entry_pc, false);
+	add_loc_vars(s, fd, die);
 	while ((it = dwarf_ranges(die, it, &base, &lo, &hi)) > 0) {
 		uint32_t last_parent = UINT32_MAX, last_node = 0;
 
@@ -301,10 +465,12 @@ static void apply_scope(struct dwarf_side *s, struct func_dwarf *fd, Dwarf_Die *
 	do {
 		int tag = dwarf_tag(&child);
 
-		if (tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine)
+		if (tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) {
 			apply_scope(s, fd, &child, k, start, size);
-		else
+		} else {
 			add_child_points(fd, &child, tag);
+			add_loc_vars(s, fd, &child);
+		}
 		k++;
 	} while (!dwarf_siblingof(&child, &child));
 }
@@ -623,6 +789,172 @@ static void compare_points(struct dwarf_check *c, const struct vfunc *f,
 	}
 }
 
+/*
+ * The block an operation holds, whose address libdw gives in number2 (DWARF 5 section
+ * 2.5.1): false if it holds none
+ */
+static bool op_block(const Dwarf_Op *op, const unsigned char **p, size_t *len)
+{
+	switch (op->atom) {
+	case DW_OP_implicit_value:
+	case DW_OP_entry_value:
+	case DW_OP_GNU_entry_value:
+		*p = (const unsigned char *)(uintptr_t)op->number2;
+		*len = op->number;
+		return true;
+	case DW_OP_const_type:		/* a size byte, then the constant */
+	case DW_OP_GNU_const_type:
+		*p = (const unsigned char *)(uintptr_t)op->number2;
+		*len = 1 + **p;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Expressions ordered by operation: operands, and the blocks they hold, by value */
+static int cmp_ops(const Dwarf_Op *x, size_t nx, const Dwarf_Op *y, size_t ny)
+{
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	for (size_t k = 0; k < nx; k++) {
+		const unsigned char *bx, *by;
+		size_t lx, ly;
+
+		if (x[k].atom != y[k].atom)
+			return x[k].atom < y[k].atom ? -1 : 1;
+		if (x[k].number != y[k].number)
+			return x[k].number < y[k].number ? -1 : 1;
+		if (op_block(&x[k], &bx, &lx) && op_block(&y[k], &by, &ly)) {
+			if (lx != ly)
+				return lx < ly ? -1 : 1;
+			if (memcmp(bx, by, lx))
+				return memcmp(bx, by, lx);
+		} else if (x[k].number2 != y[k].number2) {
+			return x[k].number2 < y[k].number2 ? -1 : 1;
+		}
+	}
+	return 0;
+}
+
+static bool same_ops(const Dwarf_Op *x, size_t nx, const Dwarf_Op *y, size_t ny)
+{
+	return !x == !y && !cmp_ops(x, nx, y, ny);
+}
+
+/*
+ * What entry r says at address x, in *it; false if nothing: an entry holds every row
+ * (view) of the instructions it covers, from view vb of those at lo, to before view ve
+ * of those at hi (an empty range: from vb to ve of the rows at lo)
+ */
+static bool entry_at(const struct loc_range *r, Dwarf_Addr x, struct loc_item *it)
+{
+	Dwarf_Word from, to;
+
+	if (r->lo == x && r->hi == x) {
+		from = r->vb;
+		to = r->ve;
+	} else if (r->lo <= x && x < r->hi) {
+		from = r->lo == x ? r->vb : 0;
+		to = UINT64_MAX;
+	} else if (r->lo < x && r->hi == x) {
+		from = 0;
+		to = r->ve;
+	} else {
+		return false;
+	}
+	*it = (struct loc_item){ from, to, r->expr, r->len };
+	return from < to;
+}
+
+static int cmp_item(const void *p, const void *q)
+{
+	const struct loc_item *x = p, *y = q;
+
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	if (x->to != y->to)
+		return x->to < y->to ? -1 : 1;
+	return cmp_ops(x->expr, x->len, y->expr, y->len);
+}
+
+/* What the entries of v say at x, sorted, into out */
+static void items_at(const struct func_dwarf *fd, const struct loc_var *v, Dwarf_Addr x,
+		     struct loc_items *out)
+{
+	struct loc_item it;
+
+	out->nr = 0;
+	if (x < v->lo || x > v->hi)
+		return;
+	for (size_t k = v->first; k < v->first + v->nr; k++)
+		if (entry_at(&fd->locs[k], x, &it)) {
+			GROW(out->v, out->cap, out->nr + 1);
+			out->v[out->nr++] = it;
+		}
+	if (out->nr > 1)
+		qsort(out->v, out->nr, sizeof(*out->v), cmp_item);
+}
+
+static const char *loc_attr_name(unsigned int at)
+{
+	return at == DW_AT_location ? "DW_AT_location" :
+	       at == DW_AT_frame_base ? "DW_AT_frame_base" : "a location attribute";
+}
+
+/* The location lists of the DIEs of f's scopes: the same ones, each readable */
+static bool same_loc_vars(struct dwarf_check *c, const struct vfunc *f,
+			  const struct func_dwarf *x, const struct func_dwarf *y)
+{
+	if (x->nr_vars != y->nr_vars) {
+		verify_fail(c->v, f->sym->addr, "debug info: %zu location lists in the DIEs of "
+			    "its scopes, %zu in the new image", x->nr_vars, y->nr_vars);
+		return false;
+	}
+	for (size_t k = 0; k < x->nr_vars; k++) {
+		const struct loc_var *p = &x->vars[k], *q = &y->vars[k];
+
+		if (p->die != q->die || p->at != q->at) {
+			verify_fail(c->v, f->sym->addr, "debug info: the DIE at 0x%" PRIx64
+				    " has no %s in the new image", (uint64_t)p->die,
+				    loc_attr_name(p->at));
+			return false;
+		}
+		if (q->bad && !p->bad) {
+			verify_fail(c->v, f->sym->addr, "debug info: %s of the DIE at 0x%" PRIx64
+				    " cannot be read in the new image", loc_attr_name(p->at),
+				    (uint64_t)p->die);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Each location list says at the new place of the instruction at o what it said */
+static void compare_locs(struct dwarf_check *c, const struct vfunc *f, uint64_t o,
+			 const struct func_dwarf *x, const struct func_dwarf *y)
+{
+	Dwarf_Addr a = f->sym->addr + o, b = f->sym->addr + f->map[o];
+
+	for (size_t k = 0; k < x->nr_vars; k++) {
+		const struct loc_var *p = &x->vars[k];
+		bool same;
+
+		if (p->bad)
+			continue;	/* not kbolt's to keep */
+		items_at(x, p, a, &c->at_a);
+		items_at(y, &y->vars[k], b, &c->at_b);
+		same = c->at_a.nr == c->at_b.nr;
+		for (size_t i = 0; same && i < c->at_a.nr; i++)
+			same = !cmp_item(&c->at_a.v[i], &c->at_b.v[i]);
+		if (!same)
+			verify_fail(c->v, a, "debug info: %s of the DIE at 0x%" PRIx64 " at new "
+				    "+0x%x is not the old one (%zu entries hold it, %zu at the old "
+				    "address)", loc_attr_name(p->at), (uint64_t)p->die, f->map[o],
+				    c->at_b.nr, c->at_a.nr);
+	}
+}
+
 /* x86-64's DWARF registers 0-16: the general registers and the return address */
 #define FRAME_REGS 17
 
@@ -640,17 +972,6 @@ static Dwarf_Frame *frame_at(struct dwarf_side *s, uint64_t addr)
 	if (dwarf_frame_info(s->frame, &s->frame_lo, &s->frame_hi, &signal) < 0)
 		s->frame_lo = s->frame_hi = 0;	/* asked again next time */
 	return s->frame;
-}
-
-static bool same_ops(const Dwarf_Op *x, size_t nx, const Dwarf_Op *y, size_t ny)
-{
-	if (nx != ny || !x != !y)
-		return false;
-	for (size_t k = 0; k < nx; k++)
-		if (x[k].atom != y[k].atom || x[k].number != y[k].number ||
-		    x[k].number2 != y[k].number2)
-			return false;
-	return true;
 }
 
 /* Do frames x and y give the CFA (reg -1), or register reg, the same rule? */
@@ -708,6 +1029,8 @@ static void func_dwarf_init(struct func_dwarf *fd, uint64_t size)
 	fd->nr_lines = 0;
 	fd->nr_nodes = 0;
 	fd->nr_points = 0;
+	fd->nr_vars = 0;
+	fd->nr_locs = 0;
 	new_node(fd, 0, &(struct scope_node){ 0 });	/* the root: no scope */
 }
 
@@ -723,7 +1046,8 @@ static bool load_func(struct dwarf_side *s, struct func_dwarf *fd, uint64_t star
 		return false;
 	if (what & VERIFY_DEBUG_LINES)
 		load_rows(s, fd, start, size, want);
-	if (what & VERIFY_DEBUG_SCOPES)
+	fd->want_locs = what & VERIFY_DEBUG_LOCATIONS;
+	if (what & (VERIFY_DEBUG_SCOPES | VERIFY_DEBUG_LOCATIONS))
 		load_scopes(s, fd, start, size);
 	return true;
 }
@@ -733,7 +1057,7 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func
 {
 	uint64_t size = f->sym->size, elf_size = kmeta_elf_size(f->sym);
 	Dwarf_Off cu;
-	bool in_unit, start;
+	bool in_unit, start, locs;
 
 	memset(want_a, 0, size);
 	memset(want_b, 0, size);
@@ -748,6 +1072,7 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func
 	cu = c->b.cu_off;
 	if (c->what & VERIFY_DEBUG_SCOPES)
 		compare_points(c, f, x, y);
+	locs = (c->what & VERIFY_DEBUG_LOCATIONS) && same_loc_vars(c, f, x, y);
 	for (uint64_t o = 0; o < size; o++) {
 		if (f->map[o] == UNMAPPED)
 			continue;
@@ -764,6 +1089,8 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func
 				f->sym->addr + f->map[o]);
 		if (start && (c->what & VERIFY_DEBUG_FRAME))
 			compare_frames(c, f, o);	/* rows start at instructions */
+		if (start && locs)
+			compare_locs(c, f, o, x, y);	/* entries start at instructions */
 		if (c->what & VERIFY_DEBUG_SCOPES)
 			compare_scopes(c, f, o, x, y);
 		c->insns++;
@@ -778,6 +1105,8 @@ static void func_dwarf_free(struct func_dwarf *fd)
 	free(fd->chain);
 	free(fd->nodes);
 	free(fd->points);
+	free(fd->vars);
+	free(fd->locs);
 }
 
 int verify_dwarf(struct verifier *v, unsigned int what, size_t *nr_funcs, size_t *nr_insns)
@@ -821,6 +1150,8 @@ int verify_dwarf(struct verifier *v, unsigned int what, size_t *nr_funcs, size_t
 	free(want_b);
 	func_dwarf_free(&x);
 	func_dwarf_free(&y);
+	free(c.at_a.v);
+	free(c.at_b.v);
 	side_close(&c.a);
 	side_close(&c.b);
 	if (c.map)

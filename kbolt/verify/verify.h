@@ -7,7 +7,10 @@
 
 struct verifier;
 
-enum { VERIFY_DEBUG_LINES = 1, VERIFY_DEBUG_SCOPES = 2, VERIFY_DEBUG_FRAME = 4 };
+enum {
+	VERIFY_DEBUG_LINES = 1, VERIFY_DEBUG_SCOPES = 2, VERIFY_DEBUG_FRAME = 4,
+	VERIFY_DEBUG_LOCATIONS = 8,
+};
 
 struct verify_report {
 	bool quiet;	/* print nothing when the output verifies; its failure as an error */
@@ -21,7 +24,8 @@ struct verify_report {
 	/*
 	 * Also prove the DWARF of moved instructions (dwarf.c): VERIFY_DEBUG_LINES their
 	 * line rows, VERIFY_DEBUG_SCOPES their scopes (inline chains, lexical blocks),
-	 * VERIFY_DEBUG_FRAME their call frame information (.debug_frame)
+	 * VERIFY_DEBUG_FRAME their call frame information (.debug_frame),
+	 * VERIFY_DEBUG_LOCATIONS the location lists of their variables
 	 */
 	unsigned int debug_info;
 };
