@@ -890,9 +890,13 @@ static bool unit_matters(struct info_walk *w, const struct die *d)
 		long i = kmeta_func_at_or_before(w->opt->img, w->old.v[k].lo);
 
 		for (size_t j = i < 0 ? 0 : (size_t)i; j < w->opt->nr_funcs &&
-		     w->opt->funcs[j].sym->addr < w->old.v[k].hi; j++)
-			if (w->rewrite ? w->opt->funcs[j].moved : may_move(&w->opt->funcs[j]))
+		     w->opt->funcs[j].sym->addr < w->old.v[k].hi; j++) {
+			/* an alias (the symbol found last at an address): its owner's */
+			const struct func *f = &w->opt->funcs[w->opt->func_span[j].owner];
+
+			if (w->rewrite ? f->moved : may_move(f))
 				return true;
+		}
 	}
 	return false;
 }
