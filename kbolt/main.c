@@ -43,6 +43,7 @@ struct kbolt_opts {
 	bool in_place;		/* --in-place: the output replaces the input */
 	bool stats, layout_set, seed_set;
 	unsigned int debug_info;	/* verify --debug-info: VERIFY_DEBUG_* */
+	bool update_debug, no_update_debug;	/* optimize: given */
 	struct opt_options opt;
 	const char *optimized;	/* heatmap --optimized */
 	enum bolt_format { BOLT_PRE, BOLT_FDATA, BOLT_YAML } format;	/* profile-to-bolt */
@@ -90,12 +91,15 @@ static void usage(FILE *f)
 		"      --skip-funcs GLOB  optimize: never rewrite functions matching GLOB (repeatable)\n"
 		"      --stats            optimize: print what was rewritten, and why not, and\n"
 		"                         with --profile the executed branches before and after\n"
+		"      --update-debug     optimize, the default: rewrite the line table\n"
+		"                         (.debug_line), the call frame information\n"
+		"                         (.debug_frame), the code addresses of .debug_info\n"
+		"                         (scopes, call sites) and the location lists\n"
+		"                         (.debug_loclists, .debug_loc) of moved code, and prove\n"
+		"                         them\n"
+		"      --no-update-debug  optimize: copy the DWARF as it is, describing the old\n"
+		"                         code of moved functions (faster)\n"
 		"      --strip-debug      optimize: leave the DWARF (.debug_*) out of OUT\n"
-		"      --update-debug     optimize: rewrite the line table (.debug_line), the\n"
-		"                         call frame information (.debug_frame), the code\n"
-		"                         addresses of .debug_info (scopes, call sites) and the\n"
-		"                         location lists (.debug_loclists, .debug_loc) of moved\n"
-		"                         code, and prove them (experimental: see kbolt(1))\n"
 		"      --debug-info[=LIST]  verify: prove the DWARF of every moved instruction\n"
 		"                         unchanged too: LIST of lines (rows), frame (CFI),\n"
 		"                         scopes (inline chains, blocks, call sites), locations\n"
@@ -529,8 +533,9 @@ static void add_glob(const char ***v, size_t *nr, const char *glob)
 }
 
 enum { OPT_PROFILE = 256, OPT_LAYOUT, OPT_SEED, OPT_FUNCS, OPT_SKIP_FUNCS, OPT_STATS,
-       OPT_STRIP_DEBUG, OPT_UPDATE_DEBUG, OPT_OPTIMIZED, OPT_IN_PLACE, OPT_DURATION, OPT_EVENT,
-       OPT_FREQUENCY, OPT_BRANCHES, OPT_MAP_ENTRIES, OPT_CHECK, OPT_FORMAT, OPT_DEBUG_INFO };
+       OPT_STRIP_DEBUG, OPT_UPDATE_DEBUG, OPT_NO_UPDATE_DEBUG, OPT_OPTIMIZED, OPT_IN_PLACE,
+       OPT_DURATION, OPT_EVENT, OPT_FREQUENCY, OPT_BRANCHES, OPT_MAP_ENTRIES, OPT_CHECK,
+       OPT_FORMAT, OPT_DEBUG_INFO };
 
 /* Which options a command takes: a bit per option */
 enum {
@@ -562,7 +567,7 @@ static const struct {
 	  TAKES_OUTPUT | TAKES_FORMAT },
 	{ "optimize", cmd_optimize, 1, "optimize VMLINUX -o OUT|--in-place [--profile FILE] "
 	  "[--layout profile|greedy|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] "
-	  "[--strip-debug|--update-debug] [--stats] [-j]", true,
+	  "[--update-debug|--no-update-debug|--strip-debug] [--stats] [-j]", true,
 	  TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZE | TAKES_IN_PLACE },
 	{ "verify", cmd_verify, 2, "verify [--debug-info[=LIST]] ORIG NEW", false, TAKES_DEBUG_INFO },
 	{ "heatmap", cmd_heatmap, 2, "heatmap [-j|-p] [-f] VMLINUX PROFILE [--optimized OUT] "
@@ -595,7 +600,7 @@ static const char *option_name(unsigned int bit)
 	case TAKES_FORMAT:	return "--format";
 	case TAKES_DEBUG_INFO:	return "--debug-info";
 	default:		return "--profile, --layout, --seed, --funcs, --skip-funcs, --stats, "
-				       "--strip-debug or --update-debug";
+				       "--strip-debug, --update-debug or --no-update-debug";
 	}
 }
 
@@ -615,6 +620,7 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "strip-debug", no_argument, NULL, OPT_STRIP_DEBUG },
 		{ "update-debug", no_argument, NULL, OPT_UPDATE_DEBUG },
+		{ "no-update-debug", no_argument, NULL, OPT_NO_UPDATE_DEBUG },
 		{ "debug-info", optional_argument, NULL, OPT_DEBUG_INFO },
 		{ "optimized", required_argument, NULL, OPT_OPTIMIZED },
 		{ "in-place", no_argument, NULL, OPT_IN_PLACE },
@@ -636,7 +642,7 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 
 	opterr = 0;	/* our own messages, in the tool's format */
 	while ((c = getopt_long(argc, argv, ":jpfo:w:hV", longopts, NULL)) != -1) {
-		if (c >= OPT_PROFILE && c <= OPT_UPDATE_DEBUG)
+		if (c >= OPT_PROFILE && c <= OPT_NO_UPDATE_DEBUG)
 			given |= TAKES_OPTIMIZE;
 		if (c >= OPT_DURATION && c <= OPT_CHECK)
 			given |= TAKES_RECORD;
@@ -652,7 +658,8 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 			break;
 		case OPT_STATS: o->stats = true; break;
 		case OPT_STRIP_DEBUG: o->opt.strip_debug = true; break;
-		case OPT_UPDATE_DEBUG: o->opt.update_debug = true; break;
+		case OPT_UPDATE_DEBUG: o->update_debug = true; break;
+		case OPT_NO_UPDATE_DEBUG: o->no_update_debug = true; break;
 		case OPT_DEBUG_INFO:
 			o->debug_info = debug_info_parts(optarg);
 			if (!o->debug_info) {
@@ -739,11 +746,18 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 	o->args = argv + optind + 1;
 	o->nr_args = argc - optind - 1;
 	msg_json = o->json;
-	if (o->opt.update_debug && o->opt.strip_debug) {
+	if (o->update_debug && o->opt.strip_debug) {
 		pr_err(NULL, "--update-debug rewrites the DWARF that --strip-debug leaves out: "
 		       "give one of them");
 		return 2;
 	}
+	if (o->update_debug && o->no_update_debug) {
+		pr_err(NULL, "--update-debug and --no-update-debug contradict each other: "
+		       "give one of them");
+		return 2;
+	}
+	/* the default: the DWARF kept true, unless stripped or kept stale on request */
+	o->opt.update_debug = !o->opt.strip_debug && !o->no_update_debug;
 	if (o->in_place && o->output) {
 		pr_err(NULL, "--in-place writes over the input: give it or -o OUT, not both");
 		return 2;

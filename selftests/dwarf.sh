@@ -4,14 +4,15 @@
 # On the flow fixture assembled with DWARF 4 and with DWARF 5 (fixtures/flow.S, one
 # instruction a source line so that every instruction has its own line row, and call
 # frame information that changes from block to block): random layouts with
-# --update-debug are written and pass verify --debug-info; an output without it fails
-# that proof, for the line rows and for the CFI (it can fail); addr2line and gdb's info
-# line give every moved instruction's old line at its new address, and readelf's CFI table
-# (fixtures/cfi_rows.py) its old rules; llvm-dwarfdump --verify finds nothing new; the
+# --update-debug are written and pass verify --debug-info (the default writes the same
+# bytes); an output with --no-update-debug fails that proof, for the line rows and for
+# the CFI (it can fail); addr2line and gdb's info line give every moved instruction's
+# old line at its new address, and readelf's CFI table (fixtures/cfi_rows.py) its old
+# rules; llvm-dwarfdump --verify finds nothing new; the
 # relocations of .debug_line, .debug_info and .debug_frame hold what they say.  On the
 # scopes fixture (C, -gdwarf-4 and -gdwarf-5), the same for scopes and call sites, and
 # for location lists: readelf's lists (fixtures/loc_rows.py) say at each new place what
-# they said, views included, and an output without --update-debug fails
+# they said, views included, and an output with --no-update-debug fails
 # verify --debug-info=locations; the relocations of the lists hold.  On
 # Debian's 6.1: a random layout (seed 1) and a profile layout with --update-debug are
 # written and proven; addr2line agrees on 500 moved instructions sampled from the
@@ -79,9 +80,13 @@ for v in 4 5; do
 	check_match "DWARF $v: verify --debug-info proves rows and scopes of every moved instruction" \
 		'[1-9][0-9]* instructions in [1-9][0-9]* functions compared: verified$' \
 		"$("$KBOLT" verify --debug-info "$f" "$f.1" 2>&1)"
-	"$KBOLT" optimize "$f" -o "$f.plain" --layout random --seed 1 >/dev/null 2>&1
+	"$KBOLT" optimize "$f" -o "$f.default" --layout random --seed 1 >/dev/null 2>&1
+	check "DWARF $v: the default is --update-debug: the same output, byte for byte" \
+		cmp "$f.1" "$f.default"
+	"$KBOLT" optimize "$f" -o "$f.plain" --layout random --seed 1 --no-update-debug \
+		>/dev/null 2>&1
 	out=$("$KBOLT" verify --debug-info "$f" "$f.plain" 2>&1); rc=$?
-	check_eq "DWARF $v: without --update-debug, verify --debug-info fails (exit 1)" 1 "$rc"
+	check_eq "DWARF $v: with --no-update-debug, verify --debug-info fails (exit 1)" 1 "$rc"
 	check_match "... naming an instruction whose line row moved" \
 		'verify: flow_[a-z0-9_]+\+0x[0-9a-f]+: debug info: line rows at new \+0x' "$out"
 	out=$("$KBOLT" verify --debug-info=frame "$f" "$f.plain" 2>&1); rc=$?
@@ -112,7 +117,7 @@ for v in 4 5; do
 	check_match "DWARF $v: readelf's CFI table: the old rules at the new address, all moved instructions" \
 		"^$n addresses, [1-9][0-9]* with rules, 0 differ$" \
 		"$(python3 "$cfi_rows" "$f" "$f.1" "$tmp/map$v" 2>&1 | head -n 1)"
-	check_match "... where the output without --update-debug has other rules for some" \
+	check_match "... where the output with --no-update-debug has other rules for some" \
 		"^$n addresses, [1-9][0-9]* with rules, [1-9][0-9]* differ$" \
 		"$(python3 "$cfi_rows" "$f" "$f.plain" "$tmp/map$v" 2>&1 | head -n 1)"
 	check "DWARF $v: relocations of .debug_line, .debug_info and .debug_frame hold what they say" \
@@ -176,9 +181,10 @@ for v in 4 5; do
 		"$(python3 "$loc_rows" "$f" "$f.1" "$tmp/smap$v" 2>/dev/null | head -n 1)"
 	check_match "... with location views other than 0 among the entries" '^[1-9][0-9]*$' \
 		"$(readelf --debug-dump=loc "$f" 2>/dev/null | grep 'views at' | grep -c ' v0*[1-9]')"
-	"$KBOLT" optimize "$f" -o "$f.plain" --layout random --seed 1 >/dev/null 2>&1
+	"$KBOLT" optimize "$f" -o "$f.plain" --layout random --seed 1 --no-update-debug \
+		>/dev/null 2>&1
 	out=$("$KBOLT" verify --debug-info=locations "$f" "$f.plain" 2>&1); rc=$?
-	check_eq "DWARF $v: without --update-debug, verify --debug-info=locations fails (exit 1)" 1 "$rc"
+	check_eq "DWARF $v: with --no-update-debug, verify --debug-info=locations fails (exit 1)" 1 "$rc"
 	check_match "... naming a variable whose location list says another thing at the new place" \
 		'verify: [a-z_]+\+0x[0-9a-f]+: debug info: DW_AT_location of the DIE at 0x[0-9a-f]+ at new \+0x[0-9a-f]+ is not the old one \([0-9]+ entries hold it, [0-9]+ at the old address\)' \
 		"$out"
@@ -186,12 +192,12 @@ for v in 4 5; do
 		'^[0-9]+ addresses, [0-9]+ lists, [0-9]+ locations compared, [1-9][0-9]* differ$' \
 		"$(python3 "$loc_rows" "$f" "$f.plain" "$tmp/smap$v" 2>/dev/null | head -n 1)"
 	out=$("$KBOLT" verify --debug-info=scopes "$f" "$f.plain" 2>&1); rc=$?
-	check_eq "DWARF $v: without --update-debug, verify --debug-info=scopes fails (exit 1)" 1 "$rc"
+	check_eq "DWARF $v: with --no-update-debug, verify --debug-info=scopes fails (exit 1)" 1 "$rc"
 	check_match "... naming an instruction whose scopes moved" \
 		'verify: [a-z_]+\+0x[0-9a-f]+: debug info: scopes at new \+0x[0-9a-f]+ \(.*\) are not the old ones' \
 		"$out"
 	"$KBOLT" optimize "$f" -o "$f.checked" --layout random --seed 1 --funcs checked \
-		>/dev/null 2>&1
+		--no-update-debug >/dev/null 2>&1
 	out=$("$KBOLT" verify --debug-info=scopes "$f" "$f.checked" 2>&1)
 	check_match "... and a call site whose return address moved" \
 		"verify: checked\+0x[0-9a-f]+: debug info: $([ $v = 4 ] && echo DW_AT_low_pc ||

@@ -10,7 +10,8 @@
 #   link's System.map, kallsyms, .BTF and Module.symvers unchanged; no ORC room missing;
 # - a second run does nothing, a new profile redoes only kbolt and the boot image, the
 #   same profile gives the same bytes;
-# - three random layouts (KBOLT_LAYOUT=random) boot;
+# - three random layouts (KBOLT_LAYOUT=random) boot, the first's DWARF proven (the
+#   default --update-debug);
 # - make bindeb-pkg: the packaged kernel boots, and its build-id is the -dbg vmlinux's;
 # - make binrpm-pkg: kbolt makes the vmlinux, the packaged kernel boots, its build-id
 #   is the optimized vmlinux's;
@@ -188,6 +189,11 @@ for ver in ${KBOLT_KBUILD_VERSIONS:-6.1 6.12}; do
 		vm_boot "... boots relocated, every workload passes" \
 			--kernel "$obj/arch/x86/boot/bzImage" --kaslr --workload all
 		check_relocated "... at a randomized address" "$obj/vmlinux.unstripped"
+		if [ $seed = 1 ]; then
+			check_match "... its DWARF updated by default: verify --debug-info proves it" \
+				'debug info of [0-9]+ instructions in [0-9]+ functions compared: verified$' \
+				"$("$KBOLT" verify --debug-info "$obj/vmlinux.unstripped" "$obj/vmlinux" 2>&1)"
+		fi
 	done
 
 	# bad input: one line, the build stops, no vmlinux

@@ -159,7 +159,7 @@ struct opt_options {
 	size_t nr_funcs, nr_skip_funcs;
 	bool force;
 	bool strip_debug;	/* leave the DWARF (of the old code) out of the output */
-	bool update_debug;	/* rewrite .debug_line for the new code, and prove it */
+	bool update_debug;	/* rewrite the DWARF for the new code, and prove it */
 };
 
 /* Decoded code that is not a function of its own: alternative replacements, .altinstr_aux */

@@ -462,9 +462,11 @@ static void make_bat(const struct opt *opt, unsigned char **bytes, struct output
 	bat_free(&bat);
 }
 
-int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
+int kbolt_optimize(const char *in, const char *out, const struct opt_options *opts,
 		   const struct optimize_report *rep)
 {
+	struct opt_options eff = *opts;	/* update_debug: only where there is DWARF */
+	const struct opt_options *o = &eff;
 	struct preparation prep = { 0 };
 	struct verifier *v;
 	struct opt opt = { .o = o };
@@ -482,6 +484,9 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *o,
 	err = outfile_check_dir(out);
 	if (!err)
 		err = open_inputs(&opt, in);
+	if (!err && !kmeta_find_sec_by_name(opt.img, ".debug_info") &&
+	    !kmeta_find_sec_by_name(opt.img, ".debug_line"))
+		eff.update_debug = false;	/* nothing to keep true: no limit on growth */
 	if (!err && o->profile)
 		err = digest_file(o->profile, &prof_digest);
 	if (!err)
