@@ -280,6 +280,19 @@ static const char *write_loclist(struct info_walk *w, struct list_src *src, bool
 	return why;
 }
 
+/* Does an entry of w->locs start or end in a moved function? */
+static bool touches_moved(struct info_walk *w)
+{
+	for (size_t k = 0; k < w->locs.nr; k++) {
+		const struct loc_entry *e = &w->locs.v[k];
+
+		if (moved_func_containing(w->opt, e->lo) ||
+		    (e->hi > e->lo && moved_func_containing(w->opt, e->hi - 1)))
+			return true;
+	}
+	return false;
+}
+
 /* The list of a, whose views are at views (NULL: none); NULL or why not */
 static const char *do_loclist(struct info_walk *w, const struct addr_attr *a,
 			      const struct addr_attr *views)
@@ -297,6 +310,8 @@ static const char *do_loclist(struct info_walk *w, const struct addr_attr *a,
 				check_loclist(w);
 			return why;
 		}
+		if (!touches_moved(w))
+			return NULL;	/* most lists of a unit: a quick no */
 		w->new_locs.nr = 0;
 		for (size_t k = 0; k < w->locs.nr; k++)
 			moved |= map_entry(w, &w->locs.v[k]);
