@@ -835,7 +835,11 @@ static const char *read_die(struct info_walk *w, struct dwarf_reader *r, struct 
 	for (uint32_t k = 0; k < a->nr; k++) {
 		const struct dwarf_abbrev_attr *at = &w->ab.attrs[a->first + k];
 
-		if (dwarf_loc_is_list(at->at, at->form, &w->u) && d->nr < ARRAY_SIZE(d->a)) {
+		bool list = dwarf_loc_is_list(at->at, at->form, &w->u);
+
+		if ((list || is_addr_attr(at->at)) && d->nr == ARRAY_SIZE(d->a))
+			return "a DIE with more code addresses and lists than kbolt takes";
+		if (list) {
 			struct addr_attr *x = &d->a[d->nr++];
 
 			*x = (struct addr_attr){ .at = at->at, .form = at->form,
@@ -846,7 +850,7 @@ static const char *read_die(struct info_walk *w, struct dwarf_reader *r, struct 
 			x->value = dwarf_get_fixed(r, x->size);
 		} else if (at->form == FORM_LOCLISTX) {
 			return "a location list of a form kbolt does not take";
-		} else if (is_addr_attr(at->at) && d->nr < ARRAY_SIZE(d->a)) {
+		} else if (is_addr_attr(at->at)) {
 			struct addr_attr *x = &d->a[d->nr++];
 
 			x->at = at->at;
