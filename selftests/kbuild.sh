@@ -189,10 +189,17 @@ for ver in ${KBOLT_KBUILD_VERSIONS:-6.1 6.12}; do
 		vm_boot "... boots relocated, every workload passes" \
 			--kernel "$obj/arch/x86/boot/bzImage" --kaslr --workload all
 		check_relocated "... at a randomized address" "$obj/vmlinux.unstripped"
-		if [ $seed = 1 ]; then
+		# 6.12's postlink strips vmlinux's .rela sections after the step, and verify
+		# needs them on both sides (kbolt's own proof, in the step, had them)
+		if [ $seed != 1 ]; then
+			:
+		elif readelf -S "$obj/vmlinux" | grep -q ' \.rela\.text '; then
 			check_match "... its DWARF updated by default: verify --debug-info proves it" \
 				'debug info of [0-9]+ instructions in [0-9]+ functions compared: verified$' \
 				"$("$KBOLT" verify --debug-info "$obj/vmlinux.unstripped" "$obj/vmlinux" 2>&1)"
+		else
+			skip "... its DWARF updated by default: verify --debug-info proves it" \
+				"vmlinux has no .rela sections after postlink (kbolt's proof in the step had them)"
 		fi
 	done
 
