@@ -479,14 +479,14 @@ static bool may_move(const struct func *f)
 }
 
 /* dwarf_info_check(): keep a function where a is no place kbolt can map */
-void info_check_place(struct info_walk *w, struct func *f, uint64_t a, bool end)
+void info_check_place(struct info_walk *w, struct func *f, uint64_t a, enum place_kind kind)
 {
 	long i;
 
 	if (!may_move(f))
 		return;
-	if (!end) {
-		if (!is_boundary(f, a, w->inner_ok))
+	if (kind != PLACE_END) {
+		if (!is_boundary(f, a, kind == PLACE_LIST))
 			skip_func(w->opt, f, SKIP_DEBUG_INFO, a);
 		return;
 	}
@@ -504,7 +504,8 @@ static void do_point(struct info_walk *w, const struct addr_attr *a, bool end)
 	if (!a || !a->value)
 		return;
 	if (!w->rewrite) {
-		info_check_place(w, find_func_containing(w->opt, a->value - end), a->value, end);
+		info_check_place(w, find_func_containing(w->opt, a->value - end), a->value,
+				 end ? PLACE_END : PLACE_START);
 		return;
 	}
 	f = moved_func_containing(w->opt, a->value - end);
@@ -518,21 +519,22 @@ static void do_point(struct info_walk *w, const struct addr_attr *a, bool end)
 static void check_piece(struct info_walk *w, struct func *f, uint64_t lo, uint64_t end,
 			bool part, void *ctx)
 {
-	(void)ctx;
+	enum place_kind kind = *(const enum place_kind *)ctx;
+
 	if (!part || !may_move(f))
 		return;
-	info_check_place(w, f, lo, false);
+	info_check_place(w, f, lo, kind);
 	if (end < f->sym->addr + f->sym->size)
-		info_check_place(w, f, end, false);
+		info_check_place(w, f, end, kind);
 }
 
 /*
  * dwarf_info_check(): the ends of every part of a span inside a function that may move
  * must be places kbolt can map (a part that holds the whole function stays)
  */
-void info_check_spans(struct info_walk *w, const struct spans *sp)
+void info_check_spans(struct info_walk *w, const struct spans *sp, enum place_kind kind)
 {
-	for_each_piece(w, sp, check_piece, NULL);
+	for_each_piece(w, sp, check_piece, &kind);
 }
 
 /* Does v fit in a field of size bytes? */
@@ -717,7 +719,7 @@ static const char *do_pair(struct info_walk *w, const struct die *d, const struc
 		return NULL;		/* empty: nothing to map */
 	info_add_span(&w->old, lo, hi);
 	if (!w->rewrite) {
-		info_check_spans(w, &w->old);
+		info_check_spans(w, &w->old, PLACE_START);
 		return NULL;
 	}
 	if (!info_map_spans(w, &w->old, &w->new))
@@ -774,7 +776,7 @@ static const char *do_list(struct info_walk *w, const struct addr_attr *ranges)
 	if (why || !w->old.nr)
 		return why;
 	if (!w->rewrite) {
-		info_check_spans(w, &w->old);
+		info_check_spans(w, &w->old, PLACE_START);
 		return NULL;
 	}
 	if (!info_map_spans(w, &w->old, &w->new))

@@ -76,7 +76,6 @@ struct loc_entries {
 struct info_walk {
 	struct opt *opt;
 	bool rewrite;		/* false: dwarf_info_check() */
-	bool inner_ok;		/* info_check_place(): the last byte of a call is fine */
 	const unsigned char *info, *abbrev;
 	uint64_t info_size, abbrev_size;
 	struct dwarf_unit u;
@@ -131,10 +130,19 @@ void info_add_span(struct spans *s, uint64_t lo, uint64_t hi);
  * false if nothing moved
  */
 bool info_map_spans(struct info_walk *w, const struct spans *old, struct spans *new);
-/* dwarf_info_check(): keep a function where a (end: an instruction's end) is no place
- * kbolt can map; and so for the ends of every part of the spans of sp */
-void info_check_place(struct info_walk *w, struct func *f, uint64_t a, bool end);
-void info_check_spans(struct info_walk *w, const struct spans *sp);
+/* What an address of the DWARF is to the instructions (dwarf_info_check()) */
+enum place_kind {
+	PLACE_START,	/* an instruction's start (or past the ops) */
+	PLACE_END,	/* an instruction's end */
+	PLACE_LIST,	/* a location list's boundary: a start, or a call's last byte */
+};
+
+/*
+ * dwarf_info_check(): keep a function where a, of kind, is no place kbolt can map;
+ * and so for the ends of every part of the spans of sp
+ */
+void info_check_place(struct info_walk *w, struct func *f, uint64_t a, enum place_kind kind);
+void info_check_spans(struct info_walk *w, const struct spans *sp, enum place_kind kind);
 /* Does v fit in a field of size bytes? */
 bool info_fits(uint64_t v, unsigned int size);
 /* An address of a new list at pos of src's new contribution, with its relocation */

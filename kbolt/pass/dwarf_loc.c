@@ -156,19 +156,18 @@ static const char *read_loclist(struct info_walk *w, struct list_src *src, uint6
  */
 static void check_loclist(struct info_walk *w)
 {
-	w->inner_ok = true;
 	for (size_t k = 0; k < w->locs.nr; k++) {
 		const struct loc_entry *e = &w->locs.v[k];
 
 		if (e->lo == e->hi) {
-			info_check_place(w, find_func_containing(w->opt, e->lo), e->lo, false);
+			info_check_place(w, find_func_containing(w->opt, e->lo), e->lo,
+					 PLACE_LIST);
 			continue;
 		}
 		w->old.nr = 0;
 		info_add_span(&w->old, e->lo, e->hi);
-		info_check_spans(w, &w->old);
+		info_check_spans(w, &w->old, PLACE_LIST);
 	}
-	w->inner_ok = false;
 }
 
 /*
@@ -280,19 +279,6 @@ static const char *write_loclist(struct info_walk *w, struct list_src *src, bool
 	return why;
 }
 
-/* Does an entry of w->locs start or end in a moved function? */
-static bool touches_moved(struct info_walk *w)
-{
-	for (size_t k = 0; k < w->locs.nr; k++) {
-		const struct loc_entry *e = &w->locs.v[k];
-
-		if (moved_func_containing(w->opt, e->lo) ||
-		    (e->hi > e->lo && moved_func_containing(w->opt, e->hi - 1)))
-			return true;
-	}
-	return false;
-}
-
 /* The list of a, whose views are at views (NULL: none); NULL or why not */
 static const char *do_loclist(struct info_walk *w, const struct addr_attr *a,
 			      const struct addr_attr *views)
@@ -310,8 +296,6 @@ static const char *do_loclist(struct info_walk *w, const struct addr_attr *a,
 				check_loclist(w);
 			return why;
 		}
-		if (!touches_moved(w))
-			return NULL;	/* most lists of a unit: a quick no */
 		w->new_locs.nr = 0;
 		for (size_t k = 0; k < w->locs.nr; k++)
 			moved |= map_entry(w, &w->locs.v[k]);

@@ -344,26 +344,23 @@ static uint64_t get_uleb(const unsigned char **p, const unsigned char *end, bool
 
 /*
  * Where the view pairs of die's location list are (DW_AT_GNU_locviews: an offset in
- * the list's section, which libdw does not read as one); false if it has none
+ * the list's section, where libdw does not read them): 1, 0 if it has none, -1 if the
+ * offset cannot be read
  */
-static bool find_views(struct dwarf_side *s, Dwarf_Die *die, const unsigned char **p,
-		       const unsigned char **end)
+static int find_views(struct dwarf_side *s, Dwarf_Die *die, const unsigned char **p,
+		      const unsigned char **end)
 {
 	Elf_Data *d = s->version >= 5 ? s->loclists : s->loc;
 	Dwarf_Attribute attr;
 	Dwarf_Word off;
 
-	if (!d || !dwarf_attr(die, DW_AT_GNU_locviews, &attr))
-		return false;
-	if (dwarf_formudata(&attr, &off)) {	/* a DW_FORM_sec_offset, as it is */
-		uint32_t o32;
-
-		memcpy(&o32, attr.valp, sizeof(o32));
-		off = o32;
-	}
-	*p = (const unsigned char *)d->d_buf + (off < d->d_size ? off : d->d_size);
+	if (!dwarf_attr(die, DW_AT_GNU_locviews, &attr))
+		return 0;
+	if (!d || dwarf_formudata(&attr, &off) || off > d->d_size)
+		return -1;
+	*p = (const unsigned char *)d->d_buf + off;
 	*end = (const unsigned char *)d->d_buf + d->d_size;
-	return true;
+	return 1;
 }
 
 /*
@@ -380,11 +377,14 @@ static void add_loc_var(struct dwarf_side *s, struct func_dwarf *fd, Dwarf_Die *
 	size_t len;
 	ptrdiff_t it = 0;
 	struct loc_var *v;
-	bool views, bad = false;
+	int views = 0;
+	bool bad;
 
 	if (!dwarf_attr(die, at, &attr) || !is_list_form(s, dwarf_whatform(&attr)))
 		return;
-	views = at == DW_AT_location && find_views(s, die, &vp, &vend);
+	if (at == DW_AT_location)
+		views = find_views(s, die, &vp, &vend);
+	bad = views < 0;
 	GROW(fd->vars, fd->vars_cap, fd->nr_vars + 1);
 	v = &fd->vars[fd->nr_vars++];
 	*v = (struct loc_var){ dwarf_dieoffset(die), at, fd->nr_locs, 0, UINT64_MAX, 0,
@@ -394,7 +394,7 @@ static void add_loc_var(struct dwarf_side *s, struct func_dwarf *fd, Dwarf_Die *
 
 		v->lo = lo < v->lo ? lo : v->lo;
 		v->hi = hi > v->hi ? hi : v->hi;
-		if (views) {
+		if (views > 0) {
 			r.vb = get_uleb(&vp, vend, &bad);
 			r.ve = get_uleb(&vp, vend, &bad);
 		}
