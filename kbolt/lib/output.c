@@ -126,6 +126,14 @@ void output_secs_add(struct output_secs *s, size_t idx, unsigned char *data, uin
 	s->v[s->nr++] = (struct output_sec){ idx, data, size };
 }
 
+void output_secs_take(struct output_secs *s, struct output_secs *from)
+{
+	for (size_t k = 0; k < from->nr; k++)
+		output_secs_add(s, from->v[k].idx, from->v[k].data, from->v[k].size);
+	free(from->v);
+	*from = (struct output_secs){ 0 };
+}
+
 void output_secs_free(struct output_secs *s)
 {
 	for (size_t k = 0; k < s->nr; k++)

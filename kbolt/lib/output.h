@@ -47,6 +47,8 @@ struct output_secs {
 };
 
 void output_secs_add(struct output_secs *s, size_t idx, unsigned char *data, uint64_t size);
+/* Those of from added to s, in their order; from is left empty */
+void output_secs_take(struct output_secs *s, struct output_secs *from);
 void output_secs_free(struct output_secs *s);
 /* output_write() with those sections */
 int output_write_secs(struct kmeta_image *img, struct outfile *of, const char *record,

@@ -287,14 +287,21 @@ int orc_write(struct opt *opt);
 int rewrite_image(struct opt *opt);
 
 /*
- * dwarf_line.c (--update-debug).  dwarf_line_check(), before the layouts: if kbolt
- * cannot update the line table, every function stays (a skip, with a warning).
- * dwarf_line_rewrite(), after rewrite_image(): the new .debug_line and what refers to
- * it, into out (kbolt/lib/output.h).
+ * dwarf_line.c (--update-debug).  Before the layouts, dwarf_line_judge() finds whether
+ * kbolt can update the line table, changing nothing (so other passes may run beside
+ * it), and dwarf_line_keep() then keeps every function if it cannot (a skip, with a
+ * warning).  dwarf_line_rewrite(), after rewrite_image(): the new .debug_line and what
+ * refers to it, into out (kbolt/lib/output.h).
  */
 struct output_secs;
 struct dwarf_patches;
-void dwarf_line_check(struct opt *opt);
+struct line_verdict {
+	const char *why;	/* NULL: kbolt can update the line table */
+	const char *sec;	/* where it cannot: the section, */
+	uint64_t at;		/* and the offset in it */
+};
+void dwarf_line_judge(struct opt *opt, struct line_verdict *v);
+void dwarf_line_keep(struct opt *opt, const struct line_verdict *v);
 /* its patches of .debug_info into ps, which dwarf_patches_apply() writes (dwarf_io.h) */
 int dwarf_line_rewrite(struct opt *opt, struct output_secs *out, struct dwarf_patches *ps);
 /*

@@ -377,13 +377,26 @@ static int cmp_shift_place(const void *x, const void *y)
 	return p->from < q->from ? -1 : p->from > q->from;
 }
 
-/* Where the byte at place of the old .debug_info is now */
-static uint64_t shifted(const struct dwarf_patches *ps, uint64_t place)
+/*
+ * Where the byte at place of the old .debug_info is now.  Places come mostly in
+ * order, so the search starts at the first shift not known to end before the last
+ * place (*hint), as patch_at()'s does
+ */
+static uint64_t shifted(const struct dwarf_patches *ps, uint64_t place, size_t *hint)
 {
-	const struct dwarf_shift *s = search_array(&place, ps->shifts, ps->nr_shifts,
-						   sizeof(*s), cmp_shift);
+	const struct dwarf_shift *s;
+	size_t k = *hint;
 
-	return s ? place + s->by : place;
+	if (k && k <= ps->nr_shifts && ps->shifts[k - 1].to > place) {
+		s = search_array(&place, ps->shifts, ps->nr_shifts, sizeof(*s), cmp_shift);
+		return s ? place + s->by : place;
+	}
+	while (k < ps->nr_shifts && ps->shifts[k].to <= place)
+		k++;
+	*hint = k;
+	if (k < ps->nr_shifts && ps->shifts[k].from <= place)
+		return place + ps->shifts[k].by;
+	return place;
 }
 
 /*
@@ -404,14 +417,19 @@ static const struct dwarf_patch *patch_at(const struct dwarf_patches *ps, uint64
 	return k < ps->nr && ps->v[k].place == place ? &ps->v[k] : NULL;
 }
 
+/* Where patch_at() and shifted() start their next search */
+struct patch_hints {
+	size_t patch, shift;
+};
+
 /* The relocation entry at e of .rela.debug_info (rela: its bytes in the mapping) */
 static int patch_reloc(struct kmeta_image *img, const unsigned char *e, unsigned char *rela,
-		       uint64_t at, const struct dwarf_patches *ps, size_t *hint)
+		       uint64_t at, const struct dwarf_patches *ps, struct patch_hints *h)
 {
 	uint64_t place = get_u64(e), addend = get_u64(e + 16);
-	const struct dwarf_patch *p = patch_at(ps, place, hint);
+	const struct dwarf_patch *p = patch_at(ps, place, &h->patch);
 	unsigned char *r = rela + at;
-	uint64_t new_place = shifted(ps, place);
+	uint64_t new_place = shifted(ps, place, &h->shift);
 
 	if (new_place != place)
 		put_u64(r, new_place);
@@ -457,7 +475,7 @@ int dwarf_patches_apply(struct kmeta_image *img, struct dwarf_patches *ps,
 	unsigned char *p = info ? dwarf_file_bytes(img, info, &size) : NULL;
 	unsigned char *r = rs ? dwarf_file_bytes(img, rs, &rsize) : NULL;
 	unsigned char *buf;
-	size_t hint;
+	struct patch_hints h = { 0 };
 	int fd, err = 0;
 
 	if (!ps->nr || !p)
@@ -467,7 +485,8 @@ int dwarf_patches_apply(struct kmeta_image *img, struct dwarf_patches *ps,
 		qsort(ps->shifts, ps->nr_shifts, sizeof(*ps->shifts), cmp_shift_place);
 	for (size_t i = 0; i < ps->nr; i++) {	/* little-endian, 1 to 8 bytes */
 		const struct dwarf_patch *q = &ps->v[i];
-		uint64_t at = q->kind == PATCH_RETYPE ? q->new_place : shifted(ps, q->place);
+		uint64_t at = q->kind == PATCH_RETYPE ? q->new_place :
+			      shifted(ps, q->place, &h.shift);
 
 		if (q->kind == PATCH_DROP)
 			continue;
@@ -483,7 +502,7 @@ int dwarf_patches_apply(struct kmeta_image *img, struct dwarf_patches *ps,
 		return -errno;
 	}
 	buf = xmalloc(CHUNK);
-	hint = 0;
+	h = (struct patch_hints){ 0 };
 	for (uint64_t at = 0; at + 24 <= rsize && !err; at += CHUNK) {
 		uint64_t n = rsize - at < CHUNK ? rsize - at : CHUNK;
 
@@ -492,13 +511,27 @@ int dwarf_patches_apply(struct kmeta_image *img, struct dwarf_patches *ps,
 			err = -EIO;
 		}
 		for (uint64_t e = 0; !err && e + 24 <= n; e += 24)
-			err = patch_reloc(img, buf + e, r, at + e, ps, &hint);
+			err = patch_reloc(img, buf + e, r, at + e, ps, &h);
 	}
 	free(buf);
 	close(fd);
 	if (!err)
 		output_secs_add(out, rs->idx, NULL, 0);
 	return err;
+}
+
+void dwarf_patches_take(struct dwarf_patches *ps, struct dwarf_patches *from)
+{
+	GROW(ps->v, ps->cap, ps->nr + from->nr);
+	if (from->nr)
+		memcpy(ps->v + ps->nr, from->v, from->nr * sizeof(*from->v));
+	ps->nr += from->nr;
+	GROW(ps->shifts, ps->shifts_cap, ps->nr_shifts + from->nr_shifts);
+	if (from->nr_shifts)
+		memcpy(ps->shifts + ps->nr_shifts, from->shifts,
+		       from->nr_shifts * sizeof(*from->shifts));
+	ps->nr_shifts += from->nr_shifts;
+	dwarf_patches_free(from);
 }
 
 void dwarf_patches_free(struct dwarf_patches *ps)

@@ -117,6 +117,8 @@ struct dwarf_patches {
 struct dwarf_patch *dwarf_patch_add(struct dwarf_patches *ps, uint64_t place,
 				    unsigned int size, uint64_t old, uint64_t new,
 				    enum dwarf_patch_kind kind);
+/* The patches and shifts of from added to ps, after its own; from is left empty */
+void dwarf_patches_take(struct dwarf_patches *ps, struct dwarf_patches *from);
 /* Bytes [from, to) of .debug_info, already moved by by in the mapping: their relocations */
 void dwarf_shift_add(struct dwarf_patches *ps, uint64_t from, uint64_t to, unsigned int by);
 int dwarf_patches_apply(struct kmeta_image *img, struct dwarf_patches *ps,

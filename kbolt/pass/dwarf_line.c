@@ -715,16 +715,18 @@ static const char *check_line_table(struct opt *opt, uint64_t *at, const char **
 	return why;
 }
 
-void dwarf_line_check(struct opt *opt)
+void dwarf_line_judge(struct opt *opt, struct line_verdict *v)
 {
-	const char *sec, *why;
-	uint64_t at = 0;
+	v->at = 0;
+	v->why = check_line_table(opt, &v->at, &v->sec);
+}
 
-	why = check_line_table(opt, &at, &sec);
-	if (!why)
+void dwarf_line_keep(struct opt *opt, const struct line_verdict *v)
+{
+	if (!v->why)
 		return;
 	pr_warn(opt->img->path, "%s at 0x%" PRIx64 ": %s: kbolt cannot update the line table, "
-		"no function is moved (--update-debug)", sec, at, why);
+		"no function is moved (--update-debug)", v->sec, v->at, v->why);
 	for (size_t i = 0; i < opt->nr_funcs; i++)
 		if (opt->funcs[i].skip == SKIP_NONE)
 			skip_func(opt, &opt->funcs[i], SKIP_DEBUG_INFO, opt->funcs[i].sym->addr);

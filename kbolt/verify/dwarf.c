@@ -30,8 +30,10 @@
  *
  * The instructions are the old addresses the walk mapped (walk.c): a jmp the layout
  * removed has no new address and is not compared; an instruction the layout added has
- * no old one.  The DWARF standard is the reference: DWARF 5, section 6.2 (line
- * programs), 2.17 (code addresses and ranges) and 6.4 (call frame information).
+ * no old one.  The functions are checked in parts on all threads, each thread with
+ * handles of its own; the failures are said in function order after the loop.  The
+ * DWARF standard is the reference: DWARF 5, section 6.2 (line programs), 2.17 (code
+ * addresses and ranges) and 6.4 (call frame information).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -39,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +49,7 @@
 #include <unistd.h>
 
 #include "../../common/util.h"
+#include "../lib/parallel.h"
 #include "internal.h"
 
 /* One scope of a chain: a node of a per-function tree, 0 the root (no scope) */
@@ -102,7 +106,6 @@ struct func_dwarf {
 
 /* One image's DWARF, and its top-level subprogram ranges of the CU last asked */
 struct dwarf_side {
-	const char *path;
 	int fd;
 	Dwarf *dbg;
 	Dwarf_CFI *cfi;		/* .debug_frame, NULL if none */
@@ -136,14 +139,53 @@ struct loc_items {
 	size_t nr, cap;
 };
 
+/* A problem found, said once every function is checked, in the order of the functions */
+struct dwarf_failure {
+	uint64_t addr;
+	char *msg;
+};
+
+/*
+ * What a part (FUNCS_PER_PART functions, in address order) found: its first failures,
+ * and how many more
+ */
+struct dwarf_part {
+	struct dwarf_failure fails[MAX_REPORTS];
+	size_t nr_fails, more;
+	size_t funcs, insns;	/* compared, for the summary */
+	int err;		/* the DWARF could not be read (said) */
+};
+
+/* One worker's: its own libdw handles of both images, and its scratch */
 struct dwarf_check {
 	struct verifier *v;
 	struct dwarf_side a, b;
+	struct func_dwarf x, y;
+	unsigned char *want_a, *want_b;	/* per offset: the walk mapped it */
 	struct loc_items at_a, at_b;	/* compare_locs()'s */
+	size_t since_open;	/* functions checked since the sides were opened */
+	int err;		/* they could not be opened (said) */
 	FILE *map;		/* KBOLT_DEBUG_MAP: the pairs compared */
 	unsigned int what;	/* VERIFY_DEBUG_* */
-	size_t funcs, insns;	/* compared, for the summary */
+	struct dwarf_part *part;	/* the part being checked */
 };
+
+static void __attribute__((format(printf, 3, 4)))
+dwarf_fail(struct dwarf_check *c, uint64_t addr, const char *fmt, ...)
+{
+	struct dwarf_part *p = c->part;
+	char msg[512];
+	va_list ap;
+
+	if (p->nr_fails == MAX_REPORTS) {
+		p->more++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	p->fails[p->nr_fails++] = (struct dwarf_failure){ addr, xstrdup(msg) };
+}
 
 /* The bytes of the section named name, NULL if none */
 static Elf_Data *section_data(Elf *elf, const char *name)
@@ -161,9 +203,36 @@ static Elf_Data *section_data(Elf *elf, const char *name)
 	return NULL;
 }
 
+/*
+ * The pages of the file that libdw read, given back (read again when asked: the
+ * mapping is the file's and never written), every so many functions: the units read
+ * for a function are mostly not read again, and a profile layout of 6.1 kept 300 MB
+ * of both files otherwise
+ */
+#define FUNCS_PER_RELEASE 64
+
+static void side_release(struct dwarf_side *s)
+{
+	if (s->raw)
+		madvise(s->raw, s->raw_size, MADV_DONTNEED);
+}
+
+/*
+ * libdw finds units by address through .debug_aranges, reading the header of every
+ * unit the first time (on 6.1, 100 MB of the file's pages): done at once, and the
+ * pages given back, so that handles opened one after the other never hold them together
+ */
+static void index_units(struct dwarf_side *s)
+{
+	Dwarf_Aranges *ar;
+	size_t nr;
+
+	dwarf_getaranges(s->dbg, &ar, &nr);
+	side_release(s);
+}
+
 static int side_open(struct dwarf_side *s, const char *path)
 {
-	s->path = path;
 	s->fd = open(path, O_RDONLY);
 	if (s->fd < 0) {
 		pr_err(path, "%s", strerror(errno));
@@ -178,6 +247,7 @@ static int side_open(struct dwarf_side *s, const char *path)
 	s->raw = elf_rawfile(dwarf_getelf(s->dbg), &s->raw_size);
 	s->loclists = section_data(dwarf_getelf(s->dbg), ".debug_loclists");
 	s->loc = section_data(dwarf_getelf(s->dbg), ".debug_loc");
+	index_units(s);
 	return 0;
 }
 
@@ -199,28 +269,6 @@ static void side_close(struct dwarf_side *s)
  * (on 6.1, every 2048: 15 s and 690 MB in all; every 256: 38 s and 490 MB).
  */
 #define FUNCS_PER_OPEN 2048
-
-/*
- * The pages of the file that libdw read, given back (read again when asked: the
- * mapping is the file's and never written), every so many functions: the units read
- * for a function are mostly not read again, and a profile layout of 6.1 kept 300 MB
- * of both files otherwise
- */
-#define FUNCS_PER_RELEASE 64
-
-static void side_release(struct dwarf_side *s)
-{
-	if (s->raw)
-		madvise(s->raw, s->raw_size, MADV_DONTNEED);
-}
-
-static int side_reopen(struct dwarf_side *s)
-{
-	const char *path = s->path;
-
-	side_close(s);
-	return side_open(s, path);
-}
 
 static int cmp_prog(const void *x, const void *y)
 {
@@ -635,10 +683,10 @@ static void compare_rows(struct dwarf_check *c, const struct vfunc *f, uint64_t 
 		same = same_row(dwarf_onesrcline(x->lines, fx + k),
 				dwarf_onesrcline(y->lines, fy + k));
 	if (!same)
-		verify_fail(c->v, f->sym->addr + o, "debug info: line rows at new +0x%x (%s, %u "
-			    "starting there) are not the old ones (%s, %u)", n,
-			    row_str(y, fy, by, sizeof(by)), y->nr_rows[n],
-			    row_str(x, fx, bx, sizeof(bx)), x->nr_rows[o]);
+		dwarf_fail(c, f->sym->addr + o, "debug info: line rows at new +0x%x (%s, %u "
+			   "starting there) are not the old ones (%s, %u)", n,
+			   row_str(y, fy, by, sizeof(by)), y->nr_rows[n],
+			   row_str(x, fx, bx, sizeof(bx)), x->nr_rows[o]);
 }
 
 static bool same_node(const struct scope_node *p, const struct scope_node *q)
@@ -674,9 +722,9 @@ static void compare_scopes(struct dwarf_check *c, const struct vfunc *f, uint64_
 			break;
 	if (!p && !q)
 		return;
-	verify_fail(c->v, f->sym->addr + o, "debug info: scopes at new +0x%x (%s) are not the "
-		    "old ones (%s)", f->map[o], chain_str(y, y->chain[f->map[o]], by, sizeof(by)),
-		    chain_str(x, x->chain[o], bx, sizeof(bx)));
+	dwarf_fail(c, f->sym->addr + o, "debug info: scopes at new +0x%x (%s) are not the "
+		   "old ones (%s)", f->map[o], chain_str(y, y->chain[f->map[o]], by, sizeof(by)),
+		   chain_str(x, x->chain[o], bx, sizeof(bx)));
 }
 
 /* The start of the old instruction of f that the walk reached and that ends at off */
@@ -772,20 +820,20 @@ static void compare_points(struct dwarf_check *c, const struct vfunc *f,
 			   const struct func_dwarf *x, const struct func_dwarf *y)
 {
 	if (x->nr_points != y->nr_points) {
-		verify_fail(c->v, f->sym->addr, "debug info: %zu code addresses in the DIEs of "
-			    "its scopes, %zu in the new image", x->nr_points, y->nr_points);
+		dwarf_fail(c, f->sym->addr, "debug info: %zu code addresses in the DIEs of "
+			   "its scopes, %zu in the new image", x->nr_points, y->nr_points);
 		return;
 	}
 	for (size_t k = 0; k < x->nr_points; k++) {
 		const struct dwarf_point *p = &x->points[k], *q = &y->points[k];
 
 		if (p->at != q->at || p->end != q->end)
-			verify_fail(c->v, p->value, "debug info: the DIE at 0x%" PRIx64 " has no "
-				    "%s in the new image", (uint64_t)p->die, point_name(p->at));
+			dwarf_fail(c, p->value, "debug info: the DIE at 0x%" PRIx64 " has no "
+				   "%s in the new image", (uint64_t)p->die, point_name(p->at));
 		else if (!is_new_point(c->v, p->value, q->value, p->end))
-			verify_fail(c->v, p->value, "debug info: %s of the DIE at 0x%" PRIx64
-				    " is 0x%" PRIx64 " in the new image, where the old code is "
-				    "not", point_name(p->at), (uint64_t)q->die, (uint64_t)q->value);
+			dwarf_fail(c, p->value, "debug info: %s of the DIE at 0x%" PRIx64
+				   " is 0x%" PRIx64 " in the new image, where the old code is "
+				   "not", point_name(p->at), (uint64_t)q->die, (uint64_t)q->value);
 	}
 }
 
@@ -907,23 +955,23 @@ static bool same_loc_vars(struct dwarf_check *c, const struct vfunc *f,
 			  const struct func_dwarf *x, const struct func_dwarf *y)
 {
 	if (x->nr_vars != y->nr_vars) {
-		verify_fail(c->v, f->sym->addr, "debug info: %zu location lists in the DIEs of "
-			    "its scopes, %zu in the new image", x->nr_vars, y->nr_vars);
+		dwarf_fail(c, f->sym->addr, "debug info: %zu location lists in the DIEs of "
+			   "its scopes, %zu in the new image", x->nr_vars, y->nr_vars);
 		return false;
 	}
 	for (size_t k = 0; k < x->nr_vars; k++) {
 		const struct loc_var *p = &x->vars[k], *q = &y->vars[k];
 
 		if (p->die != q->die || p->at != q->at) {
-			verify_fail(c->v, f->sym->addr, "debug info: the DIE at 0x%" PRIx64
-				    " has no %s in the new image", (uint64_t)p->die,
-				    loc_attr_name(p->at));
+			dwarf_fail(c, f->sym->addr, "debug info: the DIE at 0x%" PRIx64
+				   " has no %s in the new image", (uint64_t)p->die,
+				   loc_attr_name(p->at));
 			return false;
 		}
 		if (q->bad && !p->bad) {
-			verify_fail(c->v, f->sym->addr, "debug info: %s of the DIE at 0x%" PRIx64
-				    " cannot be read in the new image", loc_attr_name(p->at),
-				    (uint64_t)p->die);
+			dwarf_fail(c, f->sym->addr, "debug info: %s of the DIE at 0x%" PRIx64
+				   " cannot be read in the new image", loc_attr_name(p->at),
+				   (uint64_t)p->die);
 			return false;
 		}
 	}
@@ -948,10 +996,10 @@ static void compare_locs(struct dwarf_check *c, const struct vfunc *f, uint64_t 
 		for (size_t i = 0; same && i < c->at_a.nr; i++)
 			same = !cmp_item(&c->at_a.v[i], &c->at_b.v[i]);
 		if (!same)
-			verify_fail(c->v, a, "debug info: %s of the DIE at 0x%" PRIx64 " at new "
-				    "+0x%x is not the old one (%zu entries hold it, %zu at the old "
-				    "address)", loc_attr_name(p->at), (uint64_t)p->die, f->map[o],
-				    c->at_b.nr, c->at_a.nr);
+			dwarf_fail(c, a, "debug info: %s of the DIE at 0x%" PRIx64 " at new "
+				   "+0x%x is not the old one (%zu entries hold it, %zu at the old "
+				   "address)", loc_attr_name(p->at), (uint64_t)p->die, f->map[o],
+				   c->at_b.nr, c->at_a.nr);
 	}
 }
 
@@ -999,9 +1047,9 @@ static void compare_frames(struct dwarf_check *c, const struct vfunc *f, uint64_
 
 	if (!x || !y) {
 		if (x || y)
-			verify_fail(c->v, f->sym->addr + o, "debug info: call frame information "
-				    "%s at new +0x%" PRIx64 ", %s at the old address",
-				    y ? "present" : "missing", n, x ? "present" : "none");
+			dwarf_fail(c, f->sym->addr + o, "debug info: call frame information "
+				   "%s at new +0x%" PRIx64 ", %s at the old address",
+				   y ? "present" : "missing", n, x ? "present" : "none");
 		return;
 	}
 	for (; reg < FRAME_REGS; reg++)
@@ -1010,11 +1058,11 @@ static void compare_frames(struct dwarf_check *c, const struct vfunc *f, uint64_
 	if (reg == FRAME_REGS)
 		return;
 	if (reg < 0)
-		verify_fail(c->v, f->sym->addr + o, "debug info: the CFA rule at new +0x%" PRIx64
-			    " is not the old one", n);
+		dwarf_fail(c, f->sym->addr + o, "debug info: the CFA rule at new +0x%" PRIx64
+			   " is not the old one", n);
 	else
-		verify_fail(c->v, f->sym->addr + o, "debug info: the rule of DWARF register %d "
-			    "at new +0x%" PRIx64 " is not the old one", reg, n);
+		dwarf_fail(c, f->sym->addr + o, "debug info: the rule of DWARF register %d "
+			   "at new +0x%" PRIx64 " is not the old one", reg, n);
 }
 
 static void func_dwarf_init(struct func_dwarf *fd, uint64_t size)
@@ -1052,23 +1100,23 @@ static bool load_func(struct dwarf_side *s, struct func_dwarf *fd, uint64_t star
 	return true;
 }
 
-static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func_dwarf *x,
-		       struct func_dwarf *y, unsigned char *want_a, unsigned char *want_b)
+static void check_func(struct dwarf_check *c, const struct vfunc *f)
 {
 	uint64_t size = f->sym->size, elf_size = kmeta_elf_size(f->sym);
+	struct func_dwarf *x = &c->x, *y = &c->y;
 	Dwarf_Off cu;
 	bool in_unit, start, locs;
 
-	memset(want_a, 0, size);
-	memset(want_b, 0, size);
+	memset(c->want_a, 0, size);
+	memset(c->want_b, 0, size);
 	for (uint64_t o = 0; o < size; o++)
 		if (f->map[o] != UNMAPPED) {
-			want_a[o] = 1;
-			want_b[f->map[o]] = 1;
+			c->want_a[o] = 1;
+			c->want_b[f->map[o]] = 1;
 		}
-	in_unit = load_func(&c->a, x, f->sym->addr, size, want_a, c->what);
-	if (!load_func(&c->b, y, f->sym->addr, size, want_b, c->what) && in_unit)
-		verify_fail(c->v, f->sym->addr, "debug info: no unit holds it in the new image");
+	in_unit = load_func(&c->a, x, f->sym->addr, size, c->want_a, c->what);
+	if (!load_func(&c->b, y, f->sym->addr, size, c->want_b, c->what) && in_unit)
+		dwarf_fail(c, f->sym->addr, "debug info: no unit holds it in the new image");
 	cu = c->b.cu_off;
 	if (c->what & VERIFY_DEBUG_SCOPES)
 		compare_points(c, f, x, y);
@@ -1079,8 +1127,8 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func
 		/* grown into the padding: still inside its unit, as addr2line finds units */
 		if (in_unit && f->map[o] >= elf_size &&
 		    (!find_cu(&c->b, f->sym->addr + f->map[o]) || c->b.cu_off != cu))
-			verify_fail(c->v, f->sym->addr + o, "debug info: new +0x%x lies outside "
-				    "the unit of its function", f->map[o]);
+			dwarf_fail(c, f->sym->addr + o, "debug info: new +0x%x lies outside "
+				   "the unit of its function", f->map[o]);
 		if (c->what & VERIFY_DEBUG_LINES)
 			compare_rows(c, f, o, x, y);
 		start = f->olen[o] && (!o || f->olen[o - 1] != f->olen[o] + 1);
@@ -1093,9 +1141,9 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f, struct func
 			compare_locs(c, f, o, x, y);	/* entries start at instructions */
 		if (c->what & VERIFY_DEBUG_SCOPES)
 			compare_scopes(c, f, o, x, y);
-		c->insns++;
+		c->part->insns++;
 	}
-	c->funcs++;
+	c->part->funcs++;
 }
 
 static void func_dwarf_free(struct func_dwarf *fd)
@@ -1109,54 +1157,144 @@ static void func_dwarf_free(struct func_dwarf *fd)
 	free(fd->locs);
 }
 
+/*
+ * The check of the functions, in parts of FUNCS_PER_PART: each worker of parallel_for()
+ * has handles of its own, since libdw's are not to be shared between threads
+ * (elfutils' libdw.h), and gives back the pages it read at the start of each part
+ */
+#define FUNCS_PER_PART FUNCS_PER_RELEASE
+
+struct dwarf_run {
+	struct verifier *v;
+	struct dwarf_check *checks;	/* per worker */
+	struct dwarf_part *parts;
+};
+
+static int open_sides(struct dwarf_check *c)
+{
+	int err = side_open(&c->a, c->v->a->path);
+
+	if (!err)
+		err = side_open(&c->b, c->v->b_file);
+	c->since_open = 0;
+	c->err = err;
+	return err;
+}
+
+/*
+ * The worker's handles of both images made ready for another part: opened afresh
+ * every FUNCS_PER_OPEN functions, else their pages given back
+ */
+static int ready_sides(struct dwarf_check *c)
+{
+	if (c->err)
+		return c->err;	/* said when it happened */
+	if (c->since_open < FUNCS_PER_OPEN) {
+		side_release(&c->a);
+		side_release(&c->b);
+		return 0;
+	}
+	side_close(&c->a);
+	side_close(&c->b);
+	return open_sides(c);
+}
+
+static void check_part(void *arg, size_t k, unsigned int worker)
+{
+	struct dwarf_run *r = arg;
+	struct dwarf_check *c = &r->checks[worker];
+	size_t end = (k + 1) * FUNCS_PER_PART;
+
+	c->part = &r->parts[k];
+	c->part->err = ready_sides(c);
+	for (size_t i = k * FUNCS_PER_PART; !c->part->err && i < end && i < r->v->nr_f; i++) {
+		check_func(c, &r->v->f[i]);
+		c->since_open++;
+	}
+}
+
+static void check_init(struct dwarf_check *c, struct verifier *v, unsigned int what,
+		       uint64_t max_size)
+{
+	*c = (struct dwarf_check){ .v = v, .what = what, .a.fd = -1, .b.fd = -1 };
+	c->want_a = xmalloc(max_size + 1);
+	c->want_b = xmalloc(max_size + 1);
+}
+
+static void check_free(struct dwarf_check *c)
+{
+	free(c->want_a);
+	free(c->want_b);
+	func_dwarf_free(&c->x);
+	func_dwarf_free(&c->y);
+	free(c->at_a.v);
+	free(c->at_b.v);
+	side_close(&c->a);
+	side_close(&c->b);
+}
+
+/* The parts' failures said in order; the first error of reading, or 0 */
+static int report_parts(struct verifier *v, struct dwarf_part *parts, size_t nr,
+			size_t *nr_funcs, size_t *nr_insns)
+{
+	int err = 0;
+
+	for (size_t k = 0; k < nr; k++) {
+		struct dwarf_part *p = &parts[k];
+
+		for (size_t i = 0; i < p->nr_fails; i++) {
+			verify_fail(v, p->fails[i].addr, "%s", p->fails[i].msg);
+			free(p->fails[i].msg);
+		}
+		v->errors += p->more;
+		*nr_funcs += p->funcs;
+		*nr_insns += p->insns;
+		if (p->err && !err)
+			err = p->err;
+	}
+	return err;
+}
+
 int verify_dwarf(struct verifier *v, unsigned int what, size_t *nr_funcs, size_t *nr_insns)
 {
-	struct dwarf_check c = { .v = v, .what = what, .a.fd = -1, .b.fd = -1 };
-	struct func_dwarf x = { 0 }, y = { 0 };
-	uint64_t max = 0;
-	unsigned char *want_a, *want_b;
+	size_t nr_parts = (v->nr_f + FUNCS_PER_PART - 1) / FUNCS_PER_PART;
 	const char *map = getenv("KBOLT_DEBUG_MAP");
-	int err;
+	/* parallel_for()'s, which gives each worker a part at least */
+	unsigned int nr_workers = map ? 1 : parallel_nr_workers();
+	struct dwarf_run r = { .v = v };
+	uint64_t max = 0;
+	int err = 0;
 
 	*nr_funcs = *nr_insns = 0;
 	if (!kmeta_find_sec_by_name(v->a, ".debug_info"))
 		return 0;	/* no DWARF in ORIG: none to keep true */
-	err = side_open(&c.a, v->a->path);
-	if (!err)
-		err = side_open(&c.b, v->b_file);
-	if (!err && map && !(c.map = fopen(map, "w"))) {
-		pr_err(map, "KBOLT_DEBUG_MAP: %s", strerror(errno));
-		err = -errno;
-	}
+	if (nr_workers > nr_parts)
+		nr_workers = nr_parts ? nr_parts : 1;
 	for (size_t k = 0; k < v->nr_f; k++)
 		if (v->f[k].sym->size > max)
 			max = v->f[k].sym->size;
-	want_a = xmalloc(max + 1);
-	want_b = xmalloc(max + 1);
-	for (size_t k = 0; !err && k < v->nr_f; k++) {
-		if (k && !(k % FUNCS_PER_RELEASE)) {
-			side_release(&c.a);
-			side_release(&c.b);
-		}
-		if (k && !(k % FUNCS_PER_OPEN)) {
-			err = side_reopen(&c.a);
-			if (!err)
-				err = side_reopen(&c.b);
-		}
-		if (!err)
-			check_func(&c, &v->f[k], &x, &y, want_a, want_b);
+	r.checks = xcalloc(nr_workers, sizeof(*r.checks));
+	for (unsigned int w = 0; w < nr_workers; w++)
+		check_init(&r.checks[w], v, what, max);
+	r.parts = xcalloc(nr_parts + 1, sizeof(*r.parts));
+	for (unsigned int w = 0; !err && w < nr_workers; w++)
+		err = open_sides(&r.checks[w]);
+	if (!err && map && !(r.checks[0].map = fopen(map, "w"))) {
+		pr_err(map, "KBOLT_DEBUG_MAP: %s", strerror(errno));
+		err = -errno;
 	}
-	free(want_a);
-	free(want_b);
-	func_dwarf_free(&x);
-	func_dwarf_free(&y);
-	free(c.at_a.v);
-	free(c.at_b.v);
-	side_close(&c.a);
-	side_close(&c.b);
-	if (c.map)
-		fclose(c.map);
-	*nr_funcs = c.funcs;
-	*nr_insns = c.insns;
+	if (!err && map) {	/* the pairs in address order: one worker */
+		for (size_t k = 0; k < nr_parts; k++)
+			check_part(&r, k, 0);
+		fclose(r.checks[0].map);
+	} else if (!err) {
+		parallel_for(nr_parts, check_part, &r);
+	}
+	if (!err)
+		err = report_parts(v, r.parts, nr_parts, nr_funcs, nr_insns);
+	for (unsigned int w = 0; w < nr_workers; w++)
+		check_free(&r.checks[w]);
+	free(r.checks);
+	free(r.parts);
 	return err;
 }
