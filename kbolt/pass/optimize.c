@@ -23,6 +23,8 @@
  *   dwarf_line_rewrite  --update-debug: .debug_line for the new code (needs emit's plan)
  *   dwarf_frame_rewrite  and .debug_frame
  *   dwarf_info_rewrite  and the code addresses of .debug_info, the new range lists
+ *                   (beside the first two), as patches
+ *   dwarf_patches_apply  the patches written, once the model is freed
  *   output          a temporary file, verified against the input, then renamed
  *
  * verify_prepare() reads what the proof needs of the input in a second thread: the
