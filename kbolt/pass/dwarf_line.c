@@ -655,7 +655,7 @@ int dwarf_line_rewrite(struct opt *opt, struct output_secs *out, struct dwarf_pa
 	int err;
 
 	if (!line || !info || !abbrev || !opt->nr_moved_lines)
-		return 0;	/* nothing to update, or dwarf_line_check() moved nothing */
+		return 0;	/* nothing to update, or dwarf_line_keep() kept every function */
 	lr.data = dwarf_file_bytes(img, line, &lr.size);
 	info_p = dwarf_file_bytes(img, info, &info_size);
 	abbrev_p = dwarf_file_bytes(img, abbrev, &abbrev_size);
