@@ -1280,8 +1280,8 @@ int verify_dwarf(struct verifier *v, unsigned int what, size_t *nr_funcs, size_t
 	for (unsigned int w = 0; !err && w < nr_workers; w++)
 		err = open_sides(&r.checks[w]);
 	if (!err && map && !(r.checks[0].map = fopen(map, "w"))) {
-		pr_err(map, "KBOLT_DEBUG_MAP: %s", strerror(errno));
 		err = -errno;
+		pr_err(map, "KBOLT_DEBUG_MAP: %s", strerror(-err));
 	}
 	if (!err && map) {	/* the pairs in address order: one worker */
 		for (size_t k = 0; k < nr_parts; k++)
