@@ -8,6 +8,49 @@
 # likewise, with rpmbuild -bb: the same files, and a kbolt that runs.
 . "$(dirname "$0")/lib.sh"
 
+# The build dependencies, without a build: every library the Makefile asks pkg-config
+# for (PKGS) is in debian/control's Build-Depends (as the Debian package the Makefile's
+# own message names, deb_X) and in kbolt.spec's BuildRequires (as pkgconfig(X)), and
+# so are the tools the build runs.  selftests/cleanroom.sh proves the Debian list by a
+# build with nothing else; this check covers the RPM, which no room here can build.
+pkgs=$(sed -n 's/^PKGS := //p' "$top/Makefile")
+check_match "the Makefile's pkg-config modules found" '^libelf libdw ' "$pkgs"
+build_depends() {	# build_depends CONTROL: its Build-Depends, a package a line
+	sed -n '/^Build-Depends:/,/^[A-Z]/p' "$1" | sed '$d' | sed 's/^Build-Depends://' |
+		tr ',' '\n' | sed 's/(.*)//; s/^ *//; s/ *$//' | grep .
+}
+deb_missing() {	# deb_missing CONTROL: what the build needs that CONTROL does not list
+	local p deb have
+	have=$(build_depends "$1")
+	for p in $pkgs; do
+		deb=$(sed -n "s/^deb_$p := //p" "$top/Makefile")
+		grep -qx "$deb" <<<"$have" || echo "$deb"
+	done
+	for p in pkg-config clang llvm bpftool python3-docutils; do
+		grep -qx "$p" <<<"$have" || echo "$p"
+	done
+}
+rpm_missing() {	# rpm_missing SPEC: likewise, of BuildRequires, libraries as pkgconfig(X)
+	local p have
+	have=$(rpmspec -q --buildrequires "$1" 2>&1)
+	for p in $pkgs; do
+		grep -qxF "pkgconfig($p)" <<<"$have" || echo "pkgconfig($p)"
+	done
+	for p in pkgconf-pkg-config clang llvm bpftool python3-docutils kernel-headers; do
+		grep -qx "$p" <<<"$have" || echo "$p"
+	done
+}
+check_eq "debian/control's Build-Depends name every library and tool the build needs" "" \
+	"$(deb_missing "$top/debian/control" | tr '\n' ' ')"
+check_eq "kbolt.spec's BuildRequires name every library and tool the build needs" "" \
+	"$(rpm_missing "$top/kbolt.spec" | tr '\n' ' ')"
+sed '/^ *libdw-dev,$/d' "$top/debian/control" >"$tmp/control"
+check_eq "... the check finds libdw-dev missing from the control file of before" "libdw-dev " \
+	"$(deb_missing "$tmp/control" | tr '\n' ' ')"
+sed 's/pkgconfig(libdw), //' "$top/kbolt.spec" >"$tmp/kbolt.spec"
+check_eq "... and pkgconfig(libdw) from a spec without it" "pkgconfig(libdw) " \
+	"$(rpm_missing "$tmp/kbolt.spec" | tr '\n' ' ')"
+
 sanitized=0
 case "${OUT:-.build/default}" in *san*) sanitized=1 ;; esac
 if [ $sanitized = 1 ] || [ -n "${KBOLT_QUICK:-}" ]; then
@@ -56,7 +99,7 @@ for v in 6.1 6.12; do
 		cmp -s \$p '$root/usr/share/kbolt/kbuild/$v/'\$p || exit 1; done"
 done
 mkdir -p "$tmp/tree" && printf 'VERSION = 6\nPATCHLEVEL = 9\nSUBLEVEL = 0\n' >"$tmp/tree/Makefile"
-check_match "... its kbuild-apply finds the series beside it" 'no kbolt series for 6\.9 \(there are: 6\.1 6\.12\)' \
+check_match "... its kbuild-apply finds the series beside it" 'no kbolt series for 6\.9\.0 \(there are: 6\.1 6\.12\)' \
 	"$("$root/usr/share/kbolt/kbuild-apply" "$tmp/tree" 2>&1)"
 fx=$top/selftests/fixtures
 if gcc -c -o "$tmp/flow.o" "$fx/flow.S" &&
