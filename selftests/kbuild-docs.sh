@@ -71,7 +71,7 @@ tap_py() {	# run the checker, each of its lines a test
 sources=("$top/scripts/kbuild-apply" "$top"/kbuild/*/*.patch)
 tap_py "$rst" messages "${sources[@]}"
 vars=$(sed -n 's/^+\([A-Z_]*\)\s*?=.*/\1/p; s/.*\$(\(KBOLT_[A-Z_]*\)).*/\1/p' \
-	"$top"/kbuild/6.1/0002-*.patch | grep -v '^KBOLT_PROFILE_ABS$' | sort -u)
+	"$top"/kbuild/6.1/*.patch | grep -v '^KBOLT_PROFILE_ABS$' | sort -u)
 check_match "Makefile.kbolt reads KBOLT_PROFILE, KBOLT_LAYOUT, KBOLT_SEED, KBOLT_FLAGS, KBOLT" \
 	'^KBOLT KBOLT_FLAGS KBOLT_LAYOUT KBOLT_PROFILE KBOLT_SEED $' "$(echo $vars) "
 # shellcheck disable=SC2086
@@ -88,22 +88,55 @@ check "a variable missing from kbuild.rst fails the check" \
 # the series: what the series file lists, what the page names, the same new files
 for v in 6.1 6.12; do
 	check_eq "kbuild/$v/series lists the patches of kbuild/$v" \
-		"$(cd "$top/kbuild/$v" && ls ./*.patch | sed 's|^\./||')" "$(cat "$top/kbuild/$v/series")"
-	for p in $(cat "$top/kbuild/$v/series"); do
+		"$(cd "$top/kbuild/$v" && ls ./*.patch | sed 's|^\./||')" "$(grep -v '^#' "$top/kbuild/$v/series")"
+	check_match "... under a line naming the release it was made on" \
+		"^# Linux $v\\.y, made on $v\\.[0-9]+ " "$(head -n 1 "$top/kbuild/$v/series")"
+	for p in $(grep -v '^#' "$top/kbuild/$v/series"); do
 		check "... kbuild.rst names $p" grep -q "^\`\`$p\`\`" "$rst"
 	done
 done
-newfile() {	# newfile PATCH PATH: the file PATCH creates
-	awk -v f="b/$2" '$1 == "+++" { on = ($2 == f) } on && /^\+/ && !/^\+\+\+/ { print substr($0, 2) }' "$1"
+newfile() {	# newfile SERIES PATH: the file a patch of kbuild/SERIES creates
+	cat "$top"/kbuild/"$1"/*.patch |
+	awk -v f="b/$2" '$1 == "+++" { on = ($2 == f) } on && /^\+/ && !/^\+\+\+/ { print substr($0, 2) }'
 }
 for f in scripts/Makefile.kbolt Documentation/dev-tools/kbolt.rst; do
-	check_eq "6.1 and 6.12 add the same $f" "$(newfile "$top"/kbuild/6.1/0002-*.patch "$f" | sha256sum)" \
-		"$(newfile "$top"/kbuild/6.12/0002-*.patch "$f" | sha256sum)"
+	check_eq "6.1 and 6.12 add the same $f" "$(newfile 6.1 "$f" | sha256sum)" \
+		"$(newfile 6.12 "$f" | sha256sum)"
 done
+
+# upstream form: one change a patch, each a commit git am takes, with DEP-3's fields
+# for a Debian package's copy; the hash is the commit's, never zeros
+dep3() {	# dep3 PATCH: what is missing of what DEP-3 and git format-patch need
+	local f=$1 head
+	head=$(sed '/^$/q' "$f")
+	grep -q '^From [0-9a-f]\{40\} ' <<<"$head" && ! grep -q '^From 0\{40\} ' <<<"$head" ||
+		echo "no commit hash"
+	for field in From Date Subject Forwarded Last-Update; do
+		grep -q "^$field: ." <<<"$head" || echo "no $field"
+	done
+	[ "$(sed -n '/^$/,/^---$/p' "$f" | grep -c .)" -ge 4 ] || echo "no commit message"
+}
+for v in 6.1 6.12; do
+	for p in "$top"/kbuild/$v/*.patch; do
+		check_eq "$v/$(basename "$p" | cut -c1-4): git format-patch and DEP-3 headers, a message" \
+			"" "$(dep3 "$p")"
+	done
+	for p in "$top"/kbuild/$v/*.patch; do
+		kinds=$(sed -n 's|^+++ b/||p' "$p" | sed -E 's@^Documentation/.*@documentation@;
+			s@.*/Kconfig.*@Kconfig@; s@.*\.lds\.h$@linker script@; s@^Makefile$@top Makefile@;
+			s@^arch/[^/]*/Makefile$@arch Makefile@; s@^(scripts/|\.gitignore).*@Kbuild@' |
+			sort -u | tr '\n' ',' | sed 's/,$//')
+		check_match "... $(basename "$p" | cut -c1-4) makes one kind of change ($kinds)" '^[^,]+$' "$kinds"
+	done
+done
+sed 's/^From [0-9a-f]*/From 0000000000000000000000000000000000000000/; /^Forwarded:/d' \
+	"$top/kbuild/6.1/0001-kbuild-link-vmlinux.unstripped-then-make-vmlinux-fro.patch" >"$tmp/bad.patch"
+check_eq "... the check fails on a zero hash and no Forwarded field" \
+	"no commit hash no Forwarded" "$(dep3 "$tmp/bad.patch" | tr '\n' ' ' | sed 's/ $//')"
 
 # rendering
 if command -v rst2pseudoxml >/dev/null; then
-	newfile "$top"/kbuild/6.1/0002-*.patch Documentation/dev-tools/kbolt.rst >"$tmp/dev-tools-kbolt.rst"
+	newfile 6.1 Documentation/dev-tools/kbolt.rst >"$tmp/dev-tools-kbolt.rst"
 	for f in "$rst" "$top/Documentation/packaging.rst" "$tmp/dev-tools-kbolt.rst"; do
 		rst2pseudoxml --halt=warning --report=warning "$f" >/dev/null 2>"$tmp/err"
 		check_eq "docutils reads $(basename "$f") without warnings" "" "$(cat "$tmp/err")"

@@ -11,7 +11,7 @@ KBOLT=${KBOLT:-$top/kbolt/kbolt}
 case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 fx=$top/selftests/fixtures
 # The expressions exactly as the 6.1 series writes them, with CONFIG_KBOLT_ORC_SPARE=25
-patch=$(ls "$top"/kbuild/6.1/0002-*.patch)
+patch=$(grep -l '^+#define ORC_SPARE_IP' "$top"/kbuild/6.1/*.patch)
 ip=$(sed -n '/^+#define ORC_SPARE_IP/,/;$/{p; /;$/q}' "$patch" | sed '1d; s/^+//; s/\\$//' | tr -d '\n\t' |
 	sed 's/CONFIG_KBOLT_ORC_SPARE/25/')
 orc=$(sed -n '/^+#define ORC_SPARE\s*\\/,/;$/{p; /;$/q}' "$patch" | sed '1d; s/^+//; s/\\$//' | tr -d '\n\t')
