@@ -14,6 +14,10 @@ case "$KMETA" in /*) ;; *) KMETA=$top/$KMETA ;; esac
 VMLINUX_61=$KBOLT_CACHE/$KERNEL_61_RELEASE/vmlinux
 VMLINUX_612=$KBOLT_CACHE/$KERNEL_612_RELEASE/vmlinux
 MODROOT=$KBOLT_CACHE/modroot
+# The lab's own kernels (scripts/build-kernel) that the tests build and boot: CI keeps
+# 6.12 as its sample; scripts/lab-matrix runs the same tests on every lab kernel
+# (KBOLT_LAB_VERSIONS="6.1 6.12", Documentation/lab.rst)
+LAB_VERSIONS=${KBOLT_LAB_VERSIONS:-6.12}
 # Why a test on a fetched kernel skips.  KBOLT_QUICK=1 (make check-quick) leaves every
 # kernel out: what needs one skips, and build_lab_kernel builds none
 no_kernels="no test kernels in $KBOLT_CACHE (scripts/fetch-kernels)"

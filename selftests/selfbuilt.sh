@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # The lab's own kernels: Debian's linux-source-6.1 and 6.12 built with kconfig/ (cached
-# by scripts/build-kernel; the first run takes minutes).  Each must keep its .rela
+# by scripts/build-kernel; the first run takes minutes), those of LAB_VERSIONS (lib.sh:
+# CI's sample 6.12, scripts/lab-matrix both).  Each must keep its .rela
 # sections and pass kmeta check, boot as a vmlinux through PVH and as a KASLR bzImage
 # (really relocated), and pass every workload with a clean console.
 . "$(dirname "$0")/lib.sh"
@@ -14,7 +15,7 @@ case "${OUT:-.build/default}" in
 esac
 
 
-for ver in 6.1 6.12; do
+for ver in $LAB_VERSIONS; do
 	if ! out=$(build_lab_kernel "$ver" "$tmp/build.log"); then
 		fail "$ver: kernel builds" "$(tail -n 20 "$tmp/build.log")"
 		continue
