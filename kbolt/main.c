@@ -9,7 +9,7 @@
  * profile merge (profile/merge.c) adds up profiles of one kernel; profile portable
  * (profile/portable.c) writes one for other builds of the same source; profile
  * translate (profile/translate.c) one of kbolt's output for its input; record
- * (record/record.c) profiles the running kernel with a BPF program.
+ * (record/record_cmd.c) profiles the running kernel with a BPF program.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kbolt record: a profile of the running kernel from perf samples counted in the kernel
- * by a BPF program.  record.c is the command (conditions, perf events, time, output);
- * record_bpf.c loads the programs with libbpf and reads their maps (the only file that
- * knows libbpf); record_agg.h is what the programs count, shared with a unit test.
+ * by a BPF program.  record_cmd.c is the command (conditions, perf events, time,
+ * output); sampler.bpf.c the programs the kernel runs at each sample; sampler_load.c
+ * loads them with libbpf and reads their maps (the only file that knows libbpf);
+ * record_agg.h is what the programs count, shared with a unit test.
  */
 #ifndef KBOLT_RECORD_H
 #define KBOLT_RECORD_H
@@ -25,8 +26,8 @@ struct record_options {
 /* The command; its exit status (0, or 1 after reporting) */
 int kbolt_record(const struct record_options *o);
 
-/* The loader (record_bpf.c) */
-struct rec_bpf;
+/* The loader of the sampler (sampler_load.c) */
+struct sampler;
 
 /* One counted record, as the map keeps it */
 struct rec_record {
@@ -41,18 +42,18 @@ struct rec_totals {
 };
 
 /* Can this kernel load perf-event BPF programs?  0, or a negative errno after reporting */
-int rec_bpf_probe(void);
+int sampler_probe(void);
 /*
  * Load the program of the path (branches or samples) with a counts map of map_entries,
  * through the verifier.  NULL after reporting, the negative errno in *err.
  */
-struct rec_bpf *rec_bpf_load(bool branches, unsigned int map_entries, int *err);
+struct sampler *sampler_load(bool branches, unsigned int map_entries, int *err);
 /* Attach the program to the perf event perf_fd (one per CPU): 0 or a negative errno */
-int rec_bpf_attach(struct rec_bpf *r, int perf_fd);
+int sampler_attach(struct sampler *r, int perf_fd);
 /* Detach from every perf event: nothing is counted after it */
-void rec_bpf_detach(struct rec_bpf *r);
+void sampler_detach(struct sampler *r);
 /* The counts map read out (*nr records, malloc'd) and the counters: 0 or a negative errno */
-int rec_bpf_read(struct rec_bpf *r, struct rec_record **counts, size_t *nr, struct rec_totals *t);
-void rec_bpf_close(struct rec_bpf *r);
+int sampler_read(struct sampler *r, struct rec_record **counts, size_t *nr, struct rec_totals *t);
+void sampler_close(struct sampler *r);
 
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kbolt record's loader: the BPF programs of record.bpf.c, embedded by bpftool's
- * skeleton (record.skel.h, generated at build time into the build directory), loaded
+ * kbolt record's loader: the BPF programs of sampler.bpf.c, embedded by bpftool's
+ * skeleton (sampler.skel.h, generated at build time into the build directory), loaded
  * through libbpf (CO-RE relocations resolved against /sys/kernel/btf/vmlinux), one
  * attached to each CPU's perf event, and their maps read out at the end.  The only file
  * of the recorder that knows libbpf; the map layout is record_agg.h's.
@@ -18,12 +18,12 @@
 
 #include "../../common/util.h"
 #include "record.h"
-#include "record.skel.h"
+#include "sampler.skel.h"
 
 #include "record_agg.h"
 
-struct rec_bpf {
-	struct record_bpf *skel;
+struct sampler {
+	struct sampler_bpf *skel;
 	struct bpf_program *prog;	/* the one loaded */
 	struct bpf_link **links;	/* one per perf event */
 	size_t nr_links, cap_links;
@@ -42,7 +42,7 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-int rec_bpf_probe(void)
+int sampler_probe(void)
 {
 	int ret;
 
@@ -59,14 +59,14 @@ int rec_bpf_probe(void)
 	return ret;
 }
 
-struct rec_bpf *rec_bpf_load(bool branches, unsigned int map_entries, int *errp)
+struct sampler *sampler_load(bool branches, unsigned int map_entries, int *errp)
 {
-	struct rec_bpf *r = xcalloc(1, sizeof(*r));
+	struct sampler *r = xcalloc(1, sizeof(*r));
 	int err = 0;
 
 	libbpf_set_print(print_libbpf);
 	r->stats_fd = -1;
-	r->skel = record_bpf__open();
+	r->skel = sampler_bpf__open();
 	if (!r->skel) {
 		err = -errno;
 		pr_err(NULL, "record: cannot open the BPF object: %s", strerror(-err));
@@ -80,7 +80,7 @@ struct rec_bpf *rec_bpf_load(bool branches, unsigned int map_entries, int *errp)
 		bpf_map__set_max_entries(r->skel->maps.branch_buf, 1);
 	err = bpf_map__set_max_entries(r->skel->maps.counts, map_entries);
 	if (!err)
-		err = record_bpf__load(r->skel);
+		err = sampler_bpf__load(r->skel);
 	if (err) {
 		pr_err(NULL, "record: cannot load the %s program: %s (libbpf's lines above say "
 		       "why)", bpf_program__name(r->prog), strerror(-err));
@@ -91,11 +91,11 @@ struct rec_bpf *rec_bpf_load(bool branches, unsigned int map_entries, int *errp)
 	return r;
 fail:
 	*errp = err;
-	rec_bpf_close(r);
+	sampler_close(r);
 	return NULL;
 }
 
-int rec_bpf_attach(struct rec_bpf *r, int perf_fd)
+int sampler_attach(struct sampler *r, int perf_fd)
 {
 	struct bpf_link *l = bpf_program__attach_perf_event(r->prog, perf_fd);
 
@@ -106,7 +106,7 @@ int rec_bpf_attach(struct rec_bpf *r, int perf_fd)
 	return 0;
 }
 
-void rec_bpf_detach(struct rec_bpf *r)
+void sampler_detach(struct sampler *r)
 {
 	for (size_t i = 0; i < r->nr_links; i++)
 		bpf_link__destroy(r->links[i]);
@@ -114,7 +114,7 @@ void rec_bpf_detach(struct rec_bpf *r)
 }
 
 /* The per-CPU counters summed over the possible CPUs */
-static int read_counters(struct rec_bpf *r, struct rec_totals *t)
+static int read_counters(struct sampler *r, struct rec_totals *t)
 {
 	int nr_cpus = libbpf_num_possible_cpus();
 	uint64_t sum[REC_NR_COUNTERS] = { 0 }, *v;
@@ -142,7 +142,7 @@ static int read_counters(struct rec_bpf *r, struct rec_totals *t)
 }
 
 /* What the program cost, if the kernel kept the statistics (5.8 and later) */
-static void read_run_time(struct rec_bpf *r, struct rec_totals *t)
+static void read_run_time(struct sampler *r, struct rec_totals *t)
 {
 	struct bpf_prog_info info = { 0 };
 	__u32 len = sizeof(info);
@@ -153,7 +153,7 @@ static void read_run_time(struct rec_bpf *r, struct rec_totals *t)
 	}
 }
 
-int rec_bpf_read(struct rec_bpf *r, struct rec_record **counts, size_t *nr, struct rec_totals *t)
+int sampler_read(struct sampler *r, struct rec_record **counts, size_t *nr, struct rec_totals *t)
 {
 	const struct bpf_map *m = r->skel->maps.counts;
 	struct rec_key key, *prev = NULL;
@@ -185,14 +185,14 @@ int rec_bpf_read(struct rec_bpf *r, struct rec_record **counts, size_t *nr, stru
 	return 0;
 }
 
-void rec_bpf_close(struct rec_bpf *r)
+void sampler_close(struct sampler *r)
 {
 	if (!r)
 		return;
-	rec_bpf_detach(r);
+	sampler_detach(r);
 	free(r->links);
 	if (r->stats_fd >= 0)
 		close(r->stats_fd);
-	record_bpf__destroy(r->skel);
+	sampler_bpf__destroy(r->skel);
 	free(r);
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kbolt record: a profile of the running kernel.  A perf event on every CPU (struct
- * perf_event_attr, include/uapi/linux/perf_event.h) runs record.bpf.c's program at each
- * sample, which counts in a BPF map (record_bpf.c loads it); at the end of the duration
+ * perf_event_attr, include/uapi/linux/perf_event.h) runs sampler.bpf.c's program at each
+ * sample, which counts in a BPF map (sampler_load.c loads it); at the end of the duration
  * or at SIGINT/SIGTERM the counts are read once and written in kbolt's profile format
  * (Documentation/profile-format.rst) in link-time addresses: the KASLR slide, from
  * where /proc/kallsyms says _text runs, taken out; the kernel named by the GNU build-id
@@ -74,7 +74,7 @@ struct recording {
 	const char *event;
 	struct perf_event_attr attr;	/* the event opened on every CPU */
 	unsigned int map_entries;
-	struct rec_bpf *bpf;
+	struct sampler *sampler;
 	int *perf_fds;
 	int nr_cpus;
 	struct rec_record *recs;
@@ -155,7 +155,7 @@ static int check_conditions(void)
 		       strerror(errno));
 		return -EOPNOTSUPP;
 	}
-	return rec_bpf_probe();
+	return sampler_probe();
 }
 
 /* The GNU build-id note among the kernel's notes (Elf64_Nhdr, 4-byte aligned) */
@@ -298,7 +298,7 @@ static int open_events(struct recording *r)
 			explain_open_error(r, a, -err);
 			return err;
 		}
-		err = rec_bpf_attach(r->bpf, fd);
+		err = sampler_attach(r->sampler, fd);
 		if (err) {
 			pr_err(NULL, "record: cannot attach the program to CPU %d's event: %s", cpu,
 			       strerror(-err));
@@ -315,8 +315,8 @@ static int open_events(struct recording *r)
 
 static void close_events(struct recording *r)
 {
-	if (r->bpf)
-		rec_bpf_detach(r->bpf);
+	if (r->sampler)
+		sampler_detach(r->sampler);
 	for (int cpu = 0; r->perf_fds && cpu < r->nr_cpus; cpu++)
 		if (r->perf_fds[cpu] >= 0)
 			close(r->perf_fds[cpu]);
@@ -461,8 +461,8 @@ static int load(struct recording *r)
 	char lockdown[64];
 	int err;
 
-	r->bpf = rec_bpf_load(r->o->branches, r->map_entries, &err);
-	if (r->bpf)
+	r->sampler = sampler_load(r->o->branches, r->map_entries, &err);
+	if (r->sampler)
 		return 0;
 	read_lockdown(lockdown, sizeof(lockdown));
 	if ((err == -EPERM || err == -EACCES) && *lockdown)
@@ -487,7 +487,7 @@ static int record(struct recording *r)
 	close_events(r);	/* nothing counted after: the maps are read whole */
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (!err)
-		err = rec_bpf_read(r->bpf, &r->recs, &r->nr_recs, &r->t);
+		err = sampler_read(r->sampler, &r->recs, &r->nr_recs, &r->t);
 	return err;
 }
 
@@ -523,6 +523,6 @@ int kbolt_record(const struct record_options *o)
 				r.map_entries);
 	}
 	free(r.recs);
-	rec_bpf_close(r.bpf);
+	sampler_close(r.sampler);
 	return err ? 1 : 0;
 }

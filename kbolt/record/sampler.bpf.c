@@ -6,7 +6,7 @@
  * record_sample the interrupted kernel instruction, record_branches the sample's branch
  * stack (bpf_read_branch_records(), the perf_branch_entry array of
  * include/uapi/linux/perf_event.h).  The counts stay in a hash map that the loader
- * (record_bpf.c) reads once at the end: a recording costs a map update per sample and
+ * (sampler_load.c) reads once at the end: a recording costs a map update per sample and
  * makes no perf ring-buffer traffic at all.
  *
  * Built with clang -target bpf -g -O2 into a skeleton (bpftool gen skeleton).  The only
