@@ -1414,7 +1414,7 @@ row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${3:-}" "${4:-}"; }
 		"optimize $beh/flow.o -o out --layout random --seed 1"
 	row case "verification fails (verify, or optimize's own)" "verify $fx $beh/changed"
 	row case "OUT cannot be written" "optimize $fx -o no/such/dir/out --layout random --seed 1"
-	row case "record cannot record: it is not root, the kernel lacks BPF, BTF or perf events, the program cannot be loaded (--map-entries too large), or the event cannot be opened" \
+	row case "record cannot record: it is not root, the kernel lacks BPF or perf events, the program cannot be loaded (--map-entries too large), or the event cannot be opened" \
 		"record --check --map-entries 4000000000"
 	row case "no command" ""
 	row case "an unknown option" "verify --frobnicate a b"

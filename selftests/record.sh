@@ -13,6 +13,8 @@
 
 KBOLT=${KBOLT:-$top/kbolt/kbolt}
 case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
+out=${OUT:-.build/default}
+case "$out" in /*) ;; *) out=$top/$out ;; esac
 
 # refused: one line, exit 1 (a usage error: exit 2), no output file
 refused() {	# refused DESCRIPTION STATUS REGEX COMMAND...
@@ -57,6 +59,30 @@ if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
 	fi
 else
 	skip "record: refusals of the unprivileged" "needs root and setpriv"
+fi
+
+# The sampler reads UAPI layouts only, so it needs no kernel BTF: its object has no CO-RE
+# relocation (the core_relo_len of .BTF.ext's header, struct btf_ext_header of libbpf's
+# libbpf_internal.h, at byte 28), and it loads with /sys/kernel/btf hidden
+obj=$out/kbolt/record/sampler.bpf.o
+if [ -s "$obj" ] && command -v llvm-objcopy > /dev/null; then
+	llvm-objcopy --dump-section .BTF.ext="$tmp/btf.ext" "$obj" "$tmp/obj.copy"
+	check_eq "record: the sampler's object has no CO-RE relocation (needs no kernel BTF)" \
+		"0" "$(python3 -c '
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+magic, version, flags, hdr_len = struct.unpack_from("<HBBI", b)
+print(struct.unpack_from("<I", b, 28)[0] if magic == 0xeb9f and hdr_len >= 32 else "no header")' \
+		"$tmp/btf.ext")"
+else
+	skip "record: the sampler's object has no CO-RE relocation" "no $obj or no llvm-objcopy"
+fi
+if [ "$(id -u)" = 0 ] && command -v unshare > /dev/null && [ -d /sys/kernel/btf ] &&
+   "$KBOLT" record --check > /dev/null 2>&1; then
+	check "record --check: the program loads with the kernel's BTF hidden" \
+		unshare -m sh -c 'mount -t tmpfs none /sys/kernel/btf && "$0" record --check' "$KBOLT"
+else
+	skip "record: loads without the kernel's BTF" "needs root, unshare, and a kernel that records"
 fi
 
 # On this machine's own kernel, if it can record: a map too small loses counts, counted

@@ -38,7 +38,6 @@
 #include "record.h"
 #include "record_agg.h"
 
-#define BTF_PATH "/sys/kernel/btf/vmlinux"
 #define NOTES_PATH "/sys/kernel/notes"
 #define KALLSYMS_PATH "/proc/kallsyms"
 #define PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"
@@ -147,12 +146,6 @@ static int check_conditions(void)
 		return err;
 	if (access(PARANOID_PATH, F_OK)) {
 		pr_err(NULL, "record: this kernel has no perf events (it needs CONFIG_PERF_EVENTS)");
-		return -EOPNOTSUPP;
-	}
-	if (access(BTF_PATH, R_OK)) {
-		pr_err(BTF_PATH, "record: this kernel has no BTF (%s): the recorder's program "
-		       "is relocated against it, which needs CONFIG_DEBUG_INFO_BTF=y",
-		       strerror(errno));
 		return -EOPNOTSUPP;
 	}
 	return sampler_probe();
