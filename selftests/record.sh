@@ -85,6 +85,19 @@ else
 	skip "record: loads without the kernel's BTF" "needs root, unshare, and a kernel that records"
 fi
 
+# The events go on the CPUs the online mask lists, not on as many ids as there are
+# CPUs: with the mask made "1" (CPU 0 absent, as when it is offline), one CPU, id 1
+if [ "$(id -u)" = 0 ] && command -v unshare > /dev/null && [ -e /sys/devices/system/cpu/cpu1 ] &&
+   "$KBOLT" record --check > /dev/null 2>&1; then
+	echo 1 > "$tmp/online"
+	out=$(unshare -m sh -c 'mount --bind "$1" /sys/devices/system/cpu/online &&
+		"$0" record -j --duration 1 -o "$2"' "$KBOLT" "$tmp/online" "$tmp/cpu1.prof" 2>&1)
+	check_match "record: the events go on the online mask's CPUs (mask \"1\": one CPU)" \
+		'"cpus":1,' "$out"
+else
+	skip "record: the online mask's CPUs" "needs root, unshare, a CPU 1 and a kernel that records"
+fi
+
 # On this machine's own kernel, if it can record: a map too small loses counts, counted
 # and said (a warning, a comment in the profile, the summary); SIGINT ends a recording
 # without --duration, and the profile is written

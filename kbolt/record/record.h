@@ -26,6 +26,14 @@ struct record_options {
 /* The command; its exit status (0, or 1 after reporting) */
 int kbolt_record(const struct record_options *o);
 
+/*
+ * The CPUs of a list in the kernel's format ("0-3,8-11\n"): *nr ids, increasing, in
+ * *cpus (malloc'd).  0, or -EINVAL (nothing kept) for anything else.
+ */
+int cpu_list_parse(const char *s, int **cpus, int *nr);
+/* The online CPUs (cpu_list.c): 0, or a negative errno after reporting */
+int cpu_list_read_online(int **cpus, int *nr);
+
 /* The loader of the sampler (sampler_load.c) */
 struct sampler;
 

@@ -74,8 +74,10 @@ struct recording {
 	struct perf_event_attr attr;	/* the event opened on every CPU */
 	unsigned int map_entries;
 	struct sampler *sampler;
-	int *perf_fds;
+	int *cpus;		/* the online CPUs' ids */
+	int *perf_fds;		/* the event of each */
 	int nr_cpus;
+	int nr_events;		/* opened: the online CPUs, less any gone offline since */
 	struct rec_record *recs;
 	size_t nr_recs;
 	struct rec_totals t;
@@ -274,34 +276,33 @@ static void explain_open_error(const struct recording *r, const struct perf_even
 static int open_events(struct recording *r)
 {
 	struct perf_event_attr *a = &r->attr;
-	int err, opened = 0;
+	int err;
 
-	r->nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
+	err = cpu_list_read_online(&r->cpus, &r->nr_cpus);
+	if (err)
+		return err;
 	r->perf_fds = xmalloc(r->nr_cpus * sizeof(*r->perf_fds));
-	for (int cpu = 0; cpu < r->nr_cpus; cpu++)
-		r->perf_fds[cpu] = -1;	/* what close_events() closes, after a failure too */
-	for (int cpu = 0; cpu < r->nr_cpus; cpu++) {
+	for (int i = 0; i < r->nr_cpus; i++)
+		r->perf_fds[i] = -1;	/* what close_events() closes, after a failure too */
+	for (int i = 0; i < r->nr_cpus; i++) {
+		int cpu = r->cpus[i];
 		int fd = syscall(SYS_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
-		err = -errno;
-		r->perf_fds[cpu] = fd;
-		if (fd < 0 && err == -ENODEV)	/* an offline CPU */
+		if (fd < 0 && errno == ENODEV)	/* gone offline since the mask was read */
 			continue;
 		if (fd < 0) {
+			err = -errno;
 			explain_open_error(r, a, -err);
 			return err;
 		}
+		r->perf_fds[i] = fd;
+		r->nr_events++;
 		err = sampler_attach(r->sampler, fd);
 		if (err) {
 			pr_err(NULL, "record: cannot attach the program to CPU %d's event: %s", cpu,
 			       strerror(-err));
 			return err;
 		}
-		opened++;
-	}
-	if (!opened) {
-		pr_err(NULL, "record: no CPU is online");
-		return -ENODEV;
 	}
 	return 0;
 }
@@ -310,11 +311,13 @@ static void close_events(struct recording *r)
 {
 	if (r->sampler)
 		sampler_detach(r->sampler);
-	for (int cpu = 0; r->perf_fds && cpu < r->nr_cpus; cpu++)
-		if (r->perf_fds[cpu] >= 0)
-			close(r->perf_fds[cpu]);
+	for (int i = 0; r->perf_fds && i < r->nr_cpus; i++)
+		if (r->perf_fds[i] >= 0)
+			close(r->perf_fds[i]);
 	free(r->perf_fds);
+	free(r->cpus);
 	r->perf_fds = NULL;
+	r->cpus = NULL;
 }
 
 /* Until the duration is over, or SIGINT or SIGTERM (blocked, so taken here only) */
@@ -419,10 +422,10 @@ static void print_summary(const struct recording *r)
 	user = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
 	sys = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	if (!r->o->json) {
-		fprintf(stderr, "kbolt record: %s: %.1f s, %" PRIu64 " samples, %zu records, %"
-			PRIu64 " dropped, %" PRIu64 " lost; recorder %.3f s user %.3f s system, ",
-			r->o->output, r->seconds, r->t.samples, r->nr_recs, r->dropped, r->t.lost,
-			user, sys);
+		fprintf(stderr, "kbolt record: %s: %.1f s on %d CPU%s, %" PRIu64 " samples, %zu "
+			"records, %" PRIu64 " dropped, %" PRIu64 " lost; recorder %.3f s user %.3f s "
+			"system, ", r->o->output, r->seconds, r->nr_events, r->nr_events == 1 ? "" : "s",
+			r->t.samples, r->nr_recs, r->dropped, r->t.lost, user, sys);
 		if (r->t.bpf_run_cnt)
 			fprintf(stderr, "BPF program %.3f s in %" PRIu64 " runs\n",
 				r->t.bpf_run_ns / 1e9, r->t.bpf_run_cnt);
@@ -435,6 +438,7 @@ static void print_summary(const struct recording *r)
 	json_member_str(&j, "output", r->o->output);
 	json_member_str(&j, "event", r->event);
 	json_member_u64(&j, "milliseconds", (uint64_t)(r->seconds * 1000));
+	json_member_u64(&j, "cpus", r->nr_events);
 	json_member_u64(&j, "samples", r->t.samples);
 	json_member_u64(&j, "records", r->nr_recs);
 	json_member_u64(&j, "dropped", r->dropped);
