@@ -4,9 +4,11 @@
  * perf_event_attr, include/uapi/linux/perf_event.h) runs sampler.bpf.c's program at each
  * sample, which counts in a BPF map (sampler_load.c loads it); at the end of the duration
  * or at SIGINT/SIGTERM the counts are read once and written in kbolt's profile format
- * (Documentation/profile-format.rst) in link-time addresses: the KASLR slide, from
- * where /proc/kallsyms says _text runs, taken out; the kernel named by the GNU build-id
- * note of /sys/kernel/notes and by uname's release.  Addresses outside the kernel's
+ * (Documentation/profile-format.rst) in the addresses the kernel ran at, with where
+ * /proc/kallsyms says _text runs (the header's "text"): whoever reads the profile takes
+ * the KASLR slide out against the vmlinux's own _text (profile_match.c), whatever
+ * address that vmlinux was linked at.  The kernel is named by the GNU build-id note of
+ * /sys/kernel/notes and by uname's release.  Addresses outside the kernel's
  * text (modules, BPF, trampolines) are left out and counted ("dropped").
  *
  * The steps, in order: the conditions the kernel and the caller must meet, each
@@ -44,12 +46,6 @@
 #define MAX_RATE_PATH "/proc/sys/kernel/perf_event_max_sample_rate"
 #define KPTR_RESTRICT_PATH "/proc/sys/kernel/kptr_restrict"
 #define LOCKDOWN_PATH "/sys/kernel/security/lockdown"
-/*
- * Where x86-64 links _text: __START_KERNEL_map plus CONFIG_PHYSICAL_START's default
- * (16 MB), what every distribution kernel uses; kbolt check-profile would find a
- * kernel linked elsewhere by its addresses missing the code
- */
-#define LINK_TEXT 0xffffffff81000000ULL
 #define DEFAULT_FREQUENCY 1000
 
 /* CAP_BPF and CAP_PERFMON (Linux 5.8) may be missing from older headers */
@@ -201,14 +197,10 @@ static int read_text(struct kernel_id *k)
 	fclose(f);
 	if (!k->text || !k->etext || k->etext <= k->text) {
 		pr_err(KALLSYMS_PATH, "record: no address for _text and _etext (hidden: "
-		       "kernel.kptr_restrict is %ld and this process lacks CAP_SYSLOG): cannot "
-		       "take the KASLR slide out; run as root", read_sysctl(KPTR_RESTRICT_PATH));
+		       "kernel.kptr_restrict is %ld and this process lacks CAP_SYSLOG): the "
+		       "profile must say where the kernel runs; run as root",
+		       read_sysctl(KPTR_RESTRICT_PATH));
 		return -ENOENT;
-	}
-	if (k->text < LINK_TEXT) {
-		pr_err(KALLSYMS_PATH, "record: _text runs at %llx, below x86-64's link address "
-		       "%llx: not a kernel kbolt knows", (unsigned long long)k->text, LINK_TEXT);
-		return -EINVAL;
 	}
 	return 0;
 }
@@ -357,13 +349,12 @@ static int cmp_record(const void *a, const void *b)
 }
 
 /*
- * The records in the kernel's text kept, moved to link addresses; the others' counts
- * dropped (a branch or sample with an end in a module, BPF or a trampoline; ranges
+ * The records in the kernel's text kept, at the addresses the kernel ran at (the
+ * reader takes the slide out); the others' counts dropped (a branch or sample with an end in a module, BPF or a trampoline; ranges
  * are not counted, being made of branches); sorted as the format orders records
  */
 static void keep_kernel_text(struct recording *r)
 {
-	uint64_t slide = r->k.text - LINK_TEXT;
 	size_t n = 0;
 
 	r->dropped = r->t.dropped;
@@ -376,8 +367,7 @@ static void keep_kernel_text(struct recording *r)
 				r->dropped += e->count;
 			continue;
 		}
-		r->recs[n++] = (struct rec_record){ e->from - slide, e->to - slide, e->count,
-						    e->kind };
+		r->recs[n++] = *e;
 	}
 	r->nr_recs = n;
 	qsort(r->recs, n, sizeof(*r->recs), cmp_record);
@@ -391,8 +381,8 @@ static int write_profile(FILE *f, const void *arg)
 		r->o->branches ? "branch stacks of the" : "sampled addresses of the",
 		r->k.release, r->seconds);
 	fprintf(f, "kbolt-profile 1\nbuild-id %s\nrelease %s\nrecorder kbolt-record\n"
-		"event %s\ndropped %" PRIu64 "\n", r->k.build_id, r->k.release, r->event,
-		r->dropped);
+		"event %s\ntext %" PRIx64 "\ndropped %" PRIu64 "\n", r->k.build_id, r->k.release,
+		r->event, r->k.text, r->dropped);
 	if (r->t.lost)
 		fprintf(f, "# lost %" PRIu64 " counts: the map of %u entries was full "
 			"(--map-entries)\n", r->t.lost, r->map_entries);
