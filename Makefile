@@ -80,7 +80,8 @@ KBOLT_LIB_SRCS += $(addprefix kbolt/pass/, optimize.c decode.c refs.c cfg.c prof
 KBOLT_LIB_SRCS += $(addprefix kbolt/verify/, verify.c model.c walk.c flow.c meta.c values.c \
 	dwarf.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/report/, heatmap.c heatmap_png.c dyno.c fix_sites.c)
-KBOLT_LIB_SRCS += $(addprefix kbolt/record/, record_cmd.c cpu_list.c sampler_load.c)
+KBOLT_LIB_SRCS += $(addprefix kbolt/record/, record_cmd.c perf_events.c cpu_list.c \
+	sampler_load.c)
 KBOLT_SRCS := kbolt/main.c
 
 COMMON_LIB := $(OUT)/libcommon.a

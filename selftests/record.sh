@@ -114,6 +114,32 @@ if "$KBOLT" record --check > /dev/null 2>&1; then
 	check_eq "... every sample between the running _text and _etext" "" \
 		"$(awk -v t="$text" -v e="$etext" '/^S / && ($2 < t || $2 >= e) { print; exit }' \
 			"$tmp/host.prof")"
+	# the default event: cycles, else cpu-clock, said on stderr and in the header
+	out=$("$KBOLT" record --duration 1 -o "$tmp/default.prof" 2>&1 >/dev/null)
+	if grep -q '^event cpu-clock$' "$tmp/default.prof"; then
+		check_match "record by default on a host without cycles: a note on stderr" \
+			'^kbolt: info: record: cycles cannot be sampled here \(perf_event_open: .*\): cpu-clock sampled instead' \
+			"$out"
+		check_match "... and in the profile's header, before its records" \
+			'^# note: cycles cannot be sampled here \(perf_event_open: .*\): cpu-clock sampled instead' \
+			"$(sed '/^S /q' "$tmp/default.prof")"
+	else
+		check_match "record by default on a host with cycles: cycles sampled" \
+			'^event cycles(:p{1,3})?$' "$(cat "$tmp/default.prof")"
+	fi
+	# precise_ip stepped down from 3 where the PMU refuses a level (EOPNOTSUPP, as
+	# Intel's does; strace injects the refusals), as perf does, cycles before cpu-clock
+	if command -v strace > /dev/null; then
+		out=$(strace -f -qq -e trace=perf_event_open \
+			-e inject=perf_event_open:error=EOPNOTSUPP:when=1..3 \
+			"$KBOLT" record --duration 1 -o "$tmp/p.prof" 2>&1 >/dev/null |
+			sed -n 's/^perf_event_open({type=PERF_TYPE_\([A-Z]*\),.*precise_ip=\([0-3]\).*/\1:\2/p' |
+			head -n 4 | tr '\n' ' ')
+		check_eq "record: cycles tried at precise_ip 3, 2, 1, 0 in turn" \
+			"HARDWARE:3 HARDWARE:2 HARDWARE:1 HARDWARE:0 " "$out"
+	else
+		skip "record: cycles' precise_ip stepped down" "no strace"
+	fi
 
 	# an idle host samples a handful of addresses (the idle loop): keep the kernel busy
 	# on many paths (fork, exec, directory walks, /proc) so that 8 entries are too few
@@ -164,6 +190,9 @@ guest_record() {	# guest_record NAME VMLINUX VMTEST-ARGS...
 		"kbolt-profile 1|build-id $id|release $(basename "$(dirname "$vmlinux")")|recorder kbolt-record|event cpu-clock" \
 		"$(grep -E '^(kbolt-profile|build-id|release|recorder|event) ' "$prof" | tr '\n' '|' | sed 's/|$//')"
 	check_match "$name: dropped is counted" '^dropped [0-9]+$' "$(cat "$prof")"
+	check_match "$name: no cycles under QEMU's TCG: cpu-clock, the note in the header" \
+		'^# note: cycles cannot be sampled here \(perf_event_open: .*\): cpu-clock sampled instead' \
+		"$(cat "$prof")"
 	text=$(sed -n 's/^kbolt-lab: record _text //p' "$tmp/console")
 	check_eq "$name: the header's text is where the guest's _text ran" "text $text" \
 		"$(grep '^text ' "$prof")"

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kbolt record: a profile of the running kernel from perf samples counted in the kernel
- * by a BPF program.  record_cmd.c is the command (conditions, perf events, time,
- * output); sampler.bpf.c the programs the kernel runs at each sample; sampler_load.c
- * loads them with libbpf and reads their maps (the only file that knows libbpf);
- * record_agg.h is what the programs count, shared with a unit test.
+ * by a BPF program.  record_cmd.c is the command (conditions, the kernel's identity,
+ * time, output); perf_events.c the events that sample, on the CPUs of cpu_list.c;
+ * sampler.bpf.c the programs the kernel runs at each sample; sampler_load.c loads them
+ * with libbpf and reads their maps (the only file that knows libbpf); record_agg.h is
+ * what the programs count, shared with a unit test.
  */
 #ifndef KBOLT_RECORD_H
 #define KBOLT_RECORD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include <linux/perf_event.h>
 
 struct record_options {
 	const char *output;	/* -o */
@@ -36,6 +40,35 @@ int cpu_list_read_online(int **cpus, int *nr);
 
 /* The loader of the sampler (sampler_load.c) */
 struct sampler;
+
+/* The perf events of a recording (perf_events.c) */
+struct rec_events {
+	const struct record_options *o;
+	char name[32];		/* the event sampled, as perf names it: cycles:ppp, cpu-clock */
+	char note[256];		/* why the default event is not the one sampled, or "" */
+	struct perf_event_attr attr;	/* the event, the same on every CPU */
+	int *cpus;		/* the online CPUs' ids */
+	int *fds;		/* the event of each, or -1 */
+	int nr_cpus;
+	int nr_open;		/* the online CPUs, less any gone offline since */
+};
+
+/*
+ * Which event the options ask for, the default (cycles, as precise as the PMU takes
+ * it, else cpu-clock with a note) tried on the first online CPU: 0, or a negative
+ * errno after reporting
+ */
+int events_choose(struct rec_events *ev, const struct record_options *o);
+/* The event opened on every online CPU, the sampler attached: 0 or a negative errno */
+int events_open(struct rec_events *ev, struct sampler *s);
+/* The sampler detached and the events closed: nothing is counted after it */
+void events_close(struct rec_events *ev, struct sampler *s);
+void events_free(struct rec_events *ev);
+
+/* What record_cmd.c reads of the kernel's settings, for the messages of the others */
+long rec_read_sysctl(const char *path);	/* a number file of /proc/sys, -1 if absent */
+void rec_read_lockdown(char *mode, size_t size);	/* "" if not locked down */
+bool rec_has_sys_admin(void);
 
 /* One counted record, as the map keeps it */
 struct rec_record {

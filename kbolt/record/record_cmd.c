@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kbolt record: a profile of the running kernel.  A perf event on every CPU (struct
- * perf_event_attr, include/uapi/linux/perf_event.h) runs sampler.bpf.c's program at each
- * sample, which counts in a BPF map (sampler_load.c loads it); at the end of the duration
+ * kbolt record: a profile of the running kernel.  A perf event on every online CPU
+ * (perf_events.c) runs sampler.bpf.c's program at each sample, which counts in a BPF
+ * map (sampler_load.c loads it); at the end of the duration
  * or at SIGINT/SIGTERM the counts are read once and written in kbolt's profile format
  * (Documentation/profile-format.rst) in the addresses the kernel ran at, with where
  * /proc/kallsyms says _text runs (the header's "text"): whoever reads the profile takes
@@ -13,8 +13,9 @@
  *
  * The steps, in order: the conditions the kernel and the caller must meet, each
  * refused with one line (before anything is loaded); the kernel's identity and text
- * (before recording: a module loaded later changes nothing); the programs loaded;
- * the events opened and attached; the wait; the programs detached before the maps are
+ * (before recording: a module loaded later changes nothing); the event chosen (the
+ * PMU probed: before the program is loaded, so that a refusal costs nothing); the
+ * programs loaded; the events opened and attached; the wait; the programs detached before the maps are
  * read; the output written whole (lib/outfile.h).
  */
 #include <elf.h>
@@ -31,7 +32,6 @@
 #include <unistd.h>
 
 #include <linux/capability.h>
-#include <linux/perf_event.h>
 #include <linux/types.h>
 
 #include "../../common/json.h"
@@ -43,10 +43,8 @@
 #define NOTES_PATH "/sys/kernel/notes"
 #define KALLSYMS_PATH "/proc/kallsyms"
 #define PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"
-#define MAX_RATE_PATH "/proc/sys/kernel/perf_event_max_sample_rate"
 #define KPTR_RESTRICT_PATH "/proc/sys/kernel/kptr_restrict"
 #define LOCKDOWN_PATH "/sys/kernel/security/lockdown"
-#define DEFAULT_FREQUENCY 1000
 
 /* CAP_BPF and CAP_PERFMON (Linux 5.8) may be missing from older headers */
 #ifndef CAP_PERFMON
@@ -66,14 +64,9 @@ struct kernel_id {
 struct recording {
 	const struct record_options *o;
 	struct kernel_id k;
-	const char *event;
-	struct perf_event_attr attr;	/* the event opened on every CPU */
+	struct rec_events ev;
 	unsigned int map_entries;
 	struct sampler *sampler;
-	int *cpus;		/* the online CPUs' ids */
-	int *perf_fds;		/* the event of each */
-	int nr_cpus;
-	int nr_events;		/* opened: the online CPUs, less any gone offline since */
 	struct rec_record *recs;
 	size_t nr_recs;
 	struct rec_totals t;
@@ -84,6 +77,14 @@ struct recording {
 static bool has_cap(const struct __user_cap_data_struct *d, int cap)
 {
 	return d[cap / 32].effective & (1U << (cap % 32));
+}
+
+bool rec_has_sys_admin(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	return !syscall(SYS_capget, &h, d) && has_cap(d, CAP_SYS_ADMIN);
 }
 
 /* Root, or the two capabilities that loading and attaching perf-event programs needs */
@@ -105,7 +106,7 @@ static int check_caps(void)
 }
 
 /* A one-line number file of /proc/sys; -1 if absent */
-static long read_sysctl(const char *path)
+long rec_read_sysctl(const char *path)
 {
 	FILE *f = fopen(path, "r");
 	long v = -1;
@@ -119,7 +120,7 @@ static long read_sysctl(const char *path)
 }
 
 /* The lockdown mode in force ("integrity", "confidentiality"), or "" for none */
-static void read_lockdown(char *mode, size_t size)
+void rec_read_lockdown(char *mode, size_t size)
 {
 	char line[128] = "", *open, *close;
 	FILE *f = fopen(LOCKDOWN_PATH, "r");
@@ -199,7 +200,7 @@ static int read_text(struct kernel_id *k)
 		pr_err(KALLSYMS_PATH, "record: no address for _text and _etext (hidden: "
 		       "kernel.kptr_restrict is %ld and this process lacks CAP_SYSLOG): the "
 		       "profile must say where the kernel runs; run as root",
-		       read_sysctl(KPTR_RESTRICT_PATH));
+		       rec_read_sysctl(KPTR_RESTRICT_PATH));
 		return -ENOENT;
 	}
 	return 0;
@@ -212,104 +213,6 @@ static int read_kernel_id(struct kernel_id *k)
 	read_build_id(k->build_id, sizeof(k->build_id));
 	snprintf(k->release, sizeof(k->release), "%s", uname(&u) ? "-" : u.release);
 	return read_text(k);
-}
-
-/* The perf event of the options (the event name checked by main.c), for every CPU */
-static void event_attr(const struct record_options *o, const char *event,
-		       struct perf_event_attr *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = strcmp(event, "cycles") ? PERF_TYPE_SOFTWARE : PERF_TYPE_HARDWARE;
-	a->config = strcmp(event, "cycles") ? PERF_COUNT_SW_CPU_CLOCK : PERF_COUNT_HW_CPU_CYCLES;
-	a->freq = 1;
-	a->sample_freq = o->frequency ? o->frequency : DEFAULT_FREQUENCY;
-	a->exclude_user = 1;	/* kernel samples only: user ones would be dropped anyway */
-	if (o->branches) {
-		a->sample_type = PERF_SAMPLE_BRANCH_STACK;
-		a->branch_sample_type = PERF_SAMPLE_BRANCH_KERNEL | PERF_SAMPLE_BRANCH_ANY;
-	}
-}
-
-/* Why perf_event_open() failed, said so that the user knows what to change */
-static void explain_open_error(const struct recording *r, const struct perf_event_attr *a, int err)
-{
-	char lockdown[64];
-	long max_rate = read_sysctl(MAX_RATE_PATH);
-
-	read_lockdown(lockdown, sizeof(lockdown));
-	if (err == EACCES || err == EPERM) {
-		if (*lockdown)
-			pr_err(NULL, "record: the kernel is locked down (%s): it refuses perf "
-			       "events on the kernel", lockdown);
-		else
-			pr_err(NULL, "record: perf_event_open: %s: kernel.perf_event_paranoid is "
-			       "%ld; run as root, or give CAP_PERFMON", strerror(err),
-			       read_sysctl(PARANOID_PATH));
-	} else if (r->o->branches && (err == EOPNOTSUPP || err == ENOENT || err == EINVAL)) {
-		pr_err(NULL, "record: --branches: this machine's PMU gives no branch stacks "
-		       "(perf_event_open: %s; no LBR, as in most VMs): record without "
-		       "--branches", strerror(err));
-	} else if (a->type == PERF_TYPE_HARDWARE && (err == ENOENT || err == EOPNOTSUPP)) {
-		pr_err(NULL, "record: --event %s: no such hardware event here (perf_event_open: "
-		       "%s; a VM without a PMU): use --event cpu-clock", r->event, strerror(err));
-	} else if (err == EINVAL && max_rate > 0 && a->sample_freq > (uint64_t)max_rate) {
-		pr_err(NULL, "record: --frequency %" PRIu64 " is above "
-		       "kernel.perf_event_max_sample_rate (%ld): give a lower one",
-		       (uint64_t)a->sample_freq, max_rate);
-	} else if (err == ENOSYS) {
-		pr_err(NULL, "record: this kernel has no perf events (it needs CONFIG_PERF_EVENTS)");
-	} else {
-		pr_err(NULL, "record: perf_event_open (%s): %s", r->event, strerror(err));
-	}
-}
-
-/* A perf event on every online CPU, the program attached to each */
-static int open_events(struct recording *r)
-{
-	struct perf_event_attr *a = &r->attr;
-	int err;
-
-	err = cpu_list_read_online(&r->cpus, &r->nr_cpus);
-	if (err)
-		return err;
-	r->perf_fds = xmalloc(r->nr_cpus * sizeof(*r->perf_fds));
-	for (int i = 0; i < r->nr_cpus; i++)
-		r->perf_fds[i] = -1;	/* what close_events() closes, after a failure too */
-	for (int i = 0; i < r->nr_cpus; i++) {
-		int cpu = r->cpus[i];
-		int fd = syscall(SYS_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-
-		if (fd < 0 && errno == ENODEV)	/* gone offline since the mask was read */
-			continue;
-		if (fd < 0) {
-			err = -errno;
-			explain_open_error(r, a, -err);
-			return err;
-		}
-		r->perf_fds[i] = fd;
-		r->nr_events++;
-		err = sampler_attach(r->sampler, fd);
-		if (err) {
-			pr_err(NULL, "record: cannot attach the program to CPU %d's event: %s", cpu,
-			       strerror(-err));
-			return err;
-		}
-	}
-	return 0;
-}
-
-static void close_events(struct recording *r)
-{
-	if (r->sampler)
-		sampler_detach(r->sampler);
-	for (int i = 0; r->perf_fds && i < r->nr_cpus; i++)
-		if (r->perf_fds[i] >= 0)
-			close(r->perf_fds[i]);
-	free(r->perf_fds);
-	free(r->cpus);
-	r->perf_fds = NULL;
-	r->cpus = NULL;
 }
 
 /* Until the duration is over, or SIGINT or SIGTERM (blocked, so taken here only) */
@@ -381,8 +284,10 @@ static int write_profile(FILE *f, const void *arg)
 		r->o->branches ? "branch stacks of the" : "sampled addresses of the",
 		r->k.release, r->seconds);
 	fprintf(f, "kbolt-profile 1\nbuild-id %s\nrelease %s\nrecorder kbolt-record\n"
-		"event %s\ntext %" PRIx64 "\ndropped %" PRIu64 "\n", r->k.build_id, r->k.release,
-		r->event, r->k.text, r->dropped);
+		"event %s\n", r->k.build_id, r->k.release, r->ev.name);
+	if (r->ev.note[0])
+		fprintf(f, "# note: %s\n", r->ev.note);
+	fprintf(f, "text %" PRIx64 "\ndropped %" PRIu64 "\n", r->k.text, r->dropped);
 	if (r->t.lost)
 		fprintf(f, "# lost %" PRIu64 " counts: the map of %u entries was full "
 			"(--map-entries)\n", r->t.lost, r->map_entries);
@@ -414,7 +319,7 @@ static void print_summary(const struct recording *r)
 	if (!r->o->json) {
 		fprintf(stderr, "kbolt record: %s: %.1f s on %d CPU%s, %" PRIu64 " samples, %zu "
 			"records, %" PRIu64 " dropped, %" PRIu64 " lost; recorder %.3f s user %.3f s "
-			"system, ", r->o->output, r->seconds, r->nr_events, r->nr_events == 1 ? "" : "s",
+			"system, ", r->o->output, r->seconds, r->ev.nr_open, r->ev.nr_open == 1 ? "" : "s",
 			r->t.samples, r->nr_recs, r->dropped, r->t.lost, user, sys);
 		if (r->t.bpf_run_cnt)
 			fprintf(stderr, "BPF program %.3f s in %" PRIu64 " runs\n",
@@ -426,9 +331,9 @@ static void print_summary(const struct recording *r)
 	json_init(&j, stdout, r->o->pretty);
 	json_obj_open(&j);
 	json_member_str(&j, "output", r->o->output);
-	json_member_str(&j, "event", r->event);
+	json_member_str(&j, "event", r->ev.name);
 	json_member_u64(&j, "milliseconds", (uint64_t)(r->seconds * 1000));
-	json_member_u64(&j, "cpus", r->nr_events);
+	json_member_u64(&j, "cpus", r->ev.nr_open);
 	json_member_u64(&j, "samples", r->t.samples);
 	json_member_u64(&j, "records", r->nr_recs);
 	json_member_u64(&j, "dropped", r->dropped);
@@ -451,7 +356,7 @@ static int load(struct recording *r)
 	r->sampler = sampler_load(r->o->branches, r->map_entries, &err);
 	if (r->sampler)
 		return 0;
-	read_lockdown(lockdown, sizeof(lockdown));
+	rec_read_lockdown(lockdown, sizeof(lockdown));
 	if ((err == -EPERM || err == -EACCES) && *lockdown)
 		pr_err(NULL, "record: the kernel is locked down (%s): it refuses the BPF "
 		       "program", lockdown);
@@ -468,10 +373,10 @@ static int record(struct recording *r)
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
 	sigprocmask(SIG_BLOCK, &stop, &old);
-	err = open_events(r);
+	err = events_open(&r->ev, r->sampler);
 	if (!err)
 		wait_for_end(r, &stop);
-	close_events(r);	/* nothing counted after: the maps are read whole */
+	events_close(&r->ev, r->sampler);	/* nothing counted after: the maps are read whole */
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (!err)
 		err = sampler_read(r->sampler, &r->recs, &r->nr_recs, &r->t);
@@ -483,14 +388,14 @@ int kbolt_record(const struct record_options *o)
 	struct recording r = { .o = o };
 	int err;
 
-	r.event = o->event ? o->event : o->branches ? "cycles" : "cpu-clock";
 	r.map_entries = o->map_entries ? o->map_entries : REC_DEFAULT_ENTRIES;
-	event_attr(o, r.event, &r.attr);
 	err = check_conditions();
 	if (!err && !o->check)
 		err = outfile_check_dir(o->output);	/* now, not after a long recording */
 	if (!err && !o->check)
 		err = read_kernel_id(&r.k);
+	if (!err && !o->check)
+		err = events_choose(&r.ev, o);	/* --check needs no PMU */
 	if (!err)
 		err = load(&r);
 	if (!err && o->check) {
@@ -510,6 +415,7 @@ int kbolt_record(const struct record_options *o)
 				r.map_entries);
 	}
 	free(r.recs);
+	events_free(&r.ev);
 	sampler_close(r.sampler);
 	return err ? 1 : 0;
 }
