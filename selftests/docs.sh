@@ -1357,6 +1357,7 @@ row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${3:-}" "${4:-}"; }
 	row sample --frequency "--frequency 100"
 	row sample --branches "--branches"
 	row sample --map-entries "--map-entries 1024"
+	row sample --bpf-stats "--bpf-stats"
 	row sample --check "--check" drop-output
 	row sample -w "-w 1"
 	row sample -o "-o out2"

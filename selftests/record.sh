@@ -162,6 +162,18 @@ if "$KBOLT" record --check > /dev/null 2>&1; then
 	check_match "... the profile written, of samples" "^S ffffffff" "$(cat "$tmp/int.prof")"
 	check_match "... its JSON summary: samples, none lost" '"samples":[1-9][0-9]*,.*"lost":0,' \
 		"$(cat "$tmp/int.json")"
+	# BPF run-time statistics time every program of the host: on request only
+	check_match "record: BPF run-time statistics off by default (the program not timed)" \
+		'"bpf_run_ns":0,"bpf_run_cnt":0[,}]' "$(cat "$tmp/int.json")"
+	out=$("$KBOLT" record -j --bpf-stats --duration 1 -o "$tmp/stats.prof" 2> /dev/null)
+	check_match "record --bpf-stats: the program's runs timed" \
+		'"samples":([1-9][0-9]*),.*"bpf_run_ns":[1-9][0-9]*,"bpf_run_cnt":[1-9]' "$out"
+	if command -v setpriv > /dev/null; then
+		refused "record --bpf-stats without CAP_SYS_ADMIN: refused" 1 \
+			"record: --bpf-stats: cannot switch on the kernel's BPF run-time statistics: Operation not permitted" \
+			setpriv --inh-caps=-all --bounding-set=-all,+bpf,+perfmon,+syslog \
+			"$KBOLT" record --bpf-stats --event cpu-clock --duration 1 -o "$tmp/r.prof"
+	fi
 else
 	skip "record on the host's own kernel" "kbolt record --check fails here"
 fi

@@ -23,6 +23,7 @@ struct record_options {
 	const char *event;	/* --event cpu-clock|cycles; NULL: the default */
 	unsigned int frequency;	/* --frequency HZ; 0: the default */
 	unsigned int map_entries;	/* --map-entries; 0: the default */
+	bool bpf_stats;		/* --bpf-stats: the kernel times the programs (all of them) */
 	bool check;		/* --check: load the programs (verifier) and stop */
 	bool json, pretty;	/* the summary as JSON */
 };
@@ -86,9 +87,10 @@ struct rec_totals {
 int sampler_probe(void);
 /*
  * Load the program of the path (branches or samples) with a counts map of map_entries,
- * through the verifier.  NULL after reporting, the negative errno in *err.
+ * through the verifier, the kernel's BPF run-time statistics switched on with stats.
+ * NULL after reporting, the negative errno in *err.
  */
-struct sampler *sampler_load(bool branches, unsigned int map_entries, int *err);
+struct sampler *sampler_load(bool branches, unsigned int map_entries, bool stats, int *err);
 /* Attach the program to the perf event perf_fd (one per CPU): 0 or a negative errno */
 int sampler_attach(struct sampler *r, int perf_fd);
 /* Detach from every perf event: nothing is counted after it */

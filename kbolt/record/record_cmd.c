@@ -321,11 +321,11 @@ static void print_summary(const struct recording *r)
 			"records, %" PRIu64 " dropped, %" PRIu64 " lost; recorder %.3f s user %.3f s "
 			"system, ", r->o->output, r->seconds, r->ev.nr_open, r->ev.nr_open == 1 ? "" : "s",
 			r->t.samples, r->nr_recs, r->dropped, r->t.lost, user, sys);
-		if (r->t.bpf_run_cnt)
+		if (r->o->bpf_stats)
 			fprintf(stderr, "BPF program %.3f s in %" PRIu64 " runs\n",
 				r->t.bpf_run_ns / 1e9, r->t.bpf_run_cnt);
-		else	/* BPF_ENABLE_STATS needs CAP_SYS_ADMIN */
-			fprintf(stderr, "BPF program time not measured\n");
+		else
+			fprintf(stderr, "BPF program time not measured (--bpf-stats)\n");
 		return;
 	}
 	json_init(&j, stdout, r->o->pretty);
@@ -353,7 +353,8 @@ static int load(struct recording *r)
 	char lockdown[64];
 	int err;
 
-	r->sampler = sampler_load(r->o->branches, r->map_entries, &err);
+	r->sampler = sampler_load(r->o->branches, r->map_entries, r->o->bpf_stats && !r->o->check,
+				  &err);
 	if (r->sampler)
 		return 0;
 	rec_read_lockdown(lockdown, sizeof(lockdown));

@@ -59,7 +59,25 @@ int sampler_probe(void)
 	return ret;
 }
 
-struct sampler *sampler_load(bool branches, unsigned int map_entries, int *errp)
+/*
+ * BPF run-time statistics, on while the fd is open: for every BPF program of the host,
+ * a clock read and two adds on each run (the bpf_stats_enabled_key static key), so on
+ * request only.  BPF_ENABLE_STATS needs CAP_SYS_ADMIN (kernel/bpf/syscall.c).
+ */
+static int enable_stats(struct sampler *r)
+{
+	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);	/* libbpf: the fd, or -errno */
+
+	if (fd >= 0) {
+		r->stats_fd = fd;
+		return 0;
+	}
+	pr_err(NULL, "record: --bpf-stats: cannot switch on the kernel's BPF run-time "
+	       "statistics: %s (it needs CAP_SYS_ADMIN, and Linux 5.8)", strerror(-fd));
+	return fd;
+}
+
+struct sampler *sampler_load(bool branches, unsigned int map_entries, bool stats, int *errp)
 {
 	struct sampler *r = xcalloc(1, sizeof(*r));
 	int err = 0;
@@ -86,8 +104,8 @@ struct sampler *sampler_load(bool branches, unsigned int map_entries, int *errp)
 		       "why)", bpf_program__name(r->prog), strerror(-err));
 		goto fail;
 	}
-	/* what the program costs: the kernel times each run while this fd is open */
-	r->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (stats && (err = enable_stats(r)))
+		goto fail;
 	return r;
 fail:
 	*errp = err;
