@@ -64,6 +64,37 @@ else
 	skip "record: refusals of the unprivileged" "needs root and setpriv"
 fi
 
+# What a kernel refuses, each one line naming the cause and exit 1, made to happen by
+# strace's fault injection: no bpf() (no CONFIG_BPF_SYSCALL), bpf() refused to the
+# process, no perf_event_open(), and perf_event_paranoid 3 without CAP_SYS_ADMIN (the
+# value bind-mounted in a mount namespace; Debian's kernels refuse even CAP_PERFMON then)
+if [ "$(id -u)" = 0 ] && command -v strace > /dev/null && command -v setpriv > /dev/null &&
+   command -v unshare > /dev/null && "$KBOLT" record --check > /dev/null 2>&1; then
+	refused "record: a kernel without BPF (bpf() says ENOSYS): refused" 1 \
+		'^kbolt: error: record: this kernel has no BPF \(bpf\(\): Function not implemented; it needs CONFIG_BPF_SYSCALL\)$' \
+		strace -o /dev/null -f -e trace=bpf -e inject=bpf:error=ENOSYS \
+		"$KBOLT" record --event cpu-clock --duration 1 -o "$tmp/r.prof"
+	refused "record: BPF refused to this process (bpf() says EPERM): refused" 1 \
+		'^kbolt: error: record: bpf\(\): Operation not permitted: the kernel refuses BPF to this process \(it needs CAP_BPF and CAP_PERFMON, or root' \
+		strace -o /dev/null -f -e trace=bpf -e inject=bpf:error=EPERM \
+		"$KBOLT" record --event cpu-clock --duration 1 -o "$tmp/r.prof"
+	refused "record: a kernel without perf events (perf_event_open() says ENOSYS): refused" 1 \
+		'^kbolt: error: record: this kernel has no perf events \(it needs CONFIG_PERF_EVENTS\)$' \
+		strace -o /dev/null -f -e trace=perf_event_open -e inject=perf_event_open:error=ENOSYS \
+		"$KBOLT" record --event cpu-clock --duration 1 -o "$tmp/r.prof"
+	echo 3 > "$tmp/paranoid"
+	refused "record: perf_event_paranoid 3, no CAP_SYS_ADMIN: refused, saying what to set" 1 \
+		'^kbolt: error: record: perf_event_open: Permission denied: kernel.perf_event_paranoid is 3, above 2, .*: run as root, or set it to 2 or less$' \
+		unshare -m sh -c 'mount --bind "$1" /proc/sys/kernel/perf_event_paranoid &&
+			exec strace -o /dev/null -f -e trace=perf_event_open \
+			-e inject=perf_event_open:error=EACCES \
+			setpriv --inh-caps=-all --bounding-set=-all,+bpf,+perfmon,+syslog \
+			"$0" record --event cpu-clock --duration 1 -o "$2"' \
+		"$KBOLT" "$tmp/paranoid" "$tmp/r.prof"
+else
+	skip "record: what a kernel refuses" "needs root, strace, setpriv, unshare and a kernel that records"
+fi
+
 # The sampler reads UAPI layouts only, so it needs no kernel BTF: its object has no CO-RE
 # relocation (the core_relo_len of .BTF.ext's header, struct btf_ext_header of libbpf's
 # libbpf_internal.h, at byte 28), and it loads with /sys/kernel/btf hidden

@@ -76,6 +76,10 @@ static void explain_open_error(const struct rec_events *ev, const struct record_
 		       "above 2, which this kernel takes as no perf events without "
 		       "CAP_SYS_ADMIN: run as root, or set it to 2 or less", strerror(err),
 		       paranoid);
+	} else if ((err == EACCES || err == EPERM) && rec_has_sys_admin()) {
+		pr_err(NULL, "record: perf_event_open: %s, even with CAP_SYS_ADMIN: a security "
+		       "module (SELinux, AppArmor) refuses perf events to this process",
+		       strerror(err));
 	} else if (err == EACCES || err == EPERM) {
 		pr_err(NULL, "record: perf_event_open: %s: kernel.perf_event_paranoid is %ld: "
 		       "kernel samples need it at most 1, or CAP_PERFMON: run as root",

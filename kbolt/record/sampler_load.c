@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -42,11 +43,46 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+/*
+ * bpf() itself, with an empty BPF_PROG_LOAD: EINVAL where the kernel would load a
+ * program for this process; ENOSYS without CONFIG_BPF_SYSCALL; EPERM or EACCES where it
+ * refuses bpf() to it (kernel.unprivileged_bpf_disabled without CAP_BPF, a security
+ * module).  libbpf's probe says only whether a program loaded, not why not.
+ */
+static int probe_syscall(void)
+{
+	union bpf_attr attr;
+	int fd, err;
+
+	memset(&attr, 0, sizeof(attr));
+	fd = syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	err = errno;
+	if (err == ENOSYS) {
+		pr_err(NULL, "record: this kernel has no BPF (bpf(): %s; it needs "
+		       "CONFIG_BPF_SYSCALL)", strerror(err));
+		return -err;
+	}
+	if (err == EPERM || err == EACCES) {
+		pr_err(NULL, "record: bpf(): %s: the kernel refuses BPF to this process (it needs "
+		       "CAP_BPF and CAP_PERFMON, or root; a security module may refuse even "
+		       "those)", strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
 int sampler_probe(void)
 {
 	int ret;
 
 	libbpf_set_print(print_libbpf);
+	ret = probe_syscall();
+	if (ret)
+		return ret;
 	ret = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL);
 	if (ret == 1)
 		return 0;
