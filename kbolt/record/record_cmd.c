@@ -2,21 +2,21 @@
 /*
  * kbolt record: a profile of the running kernel.  A perf event on every online CPU
  * (perf_events.c) runs sampler.bpf.c's program at each sample, which counts in a BPF
- * map (sampler_load.c loads it); at the end of the duration
- * or at SIGINT/SIGTERM the counts are read once and written in kbolt's profile format
+ * map (sampler_load.c loads it); at the end of the duration or at SIGINT/SIGTERM the
+ * counts are read once and written in kbolt's profile format
  * (Documentation/profile-format.rst) in the addresses the kernel ran at, with where
  * /proc/kallsyms says _text runs (the header's "text"): whoever reads the profile takes
  * the KASLR slide out against the vmlinux's own _text (profile_match.c), whatever
  * address that vmlinux was linked at.  The kernel is named by the GNU build-id note of
- * /sys/kernel/notes and by uname's release.  Addresses outside the kernel's
- * text (modules, BPF, trampolines) are left out and counted ("dropped").
+ * /sys/kernel/notes and by uname's release.  Addresses outside the kernel's text
+ * (modules, BPF, trampolines) are left out and counted ("dropped").
  *
  * The steps, in order: the conditions the kernel and the caller must meet, each
  * refused with one line (before anything is loaded); the kernel's identity and text
  * (before recording: a module loaded later changes nothing); the event chosen (the
- * PMU probed: before the program is loaded, so that a refusal costs nothing); the
- * programs loaded; the events opened and attached; the wait; the programs detached before the maps are
- * read; the output written whole (lib/outfile.h).
+ * PMU probed before the program is loaded, so that a refusal costs nothing); the
+ * programs loaded; the events opened and attached; the wait; the programs detached
+ * before the maps are read; the output written whole (lib/outfile.h).
  */
 #include <elf.h>
 #include <errno.h>
@@ -79,21 +79,28 @@ static bool has_cap(const struct __user_cap_data_struct *d, int cap)
 	return d[cap / 32].effective & (1U << (cap % 32));
 }
 
-bool rec_has_sys_admin(void)
+/* This process's capabilities, both 32-bit words: 0, or -1 and errno */
+static int read_caps(struct __user_cap_data_struct d[2])
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2] = { 0 };
 
-	return !syscall(SYS_capget, &h, d) && has_cap(d, CAP_SYS_ADMIN);
+	memset(d, 0, 2 * sizeof(*d));
+	return syscall(SYS_capget, &h, d);
+}
+
+bool rec_has_sys_admin(void)
+{
+	struct __user_cap_data_struct d[2];
+
+	return !read_caps(d) && has_cap(d, CAP_SYS_ADMIN);
 }
 
 /* Root, or the two capabilities that loading and attaching perf-event programs needs */
 static int check_caps(void)
 {
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2] = { 0 };
+	struct __user_cap_data_struct d[2];
 
-	if (syscall(SYS_capget, &h, d)) {
+	if (read_caps(d)) {
 		pr_err(NULL, "record: cannot read this process's capabilities: %s", strerror(errno));
 		return -errno;
 	}
