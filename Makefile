@@ -80,7 +80,8 @@ KBOLT_LIB_SRCS += $(addprefix kbolt/pass/, optimize.c decode.c refs.c cfg.c prof
 KBOLT_LIB_SRCS += $(addprefix kbolt/verify/, verify.c model.c walk.c flow.c meta.c values.c \
 	dwarf.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/report/, heatmap.c heatmap_png.c dyno.c fix_sites.c)
-KBOLT_LIB_SRCS += $(addprefix kbolt/record/, record.c record_bpf.c)
+KBOLT_LIB_SRCS += $(addprefix kbolt/record/, record_cmd.c perf_events.c cpu_list.c \
+	sampler_load.c)
 KBOLT_SRCS := kbolt/main.c
 
 COMMON_LIB := $(OUT)/libcommon.a
@@ -116,16 +117,16 @@ $(QEMU_PLUGIN) $(EVAL_PLUGIN):
 	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter $(if $(filter 1,$(WERROR)),-Werror) \
 		-shared -fPIC -fvisibility=hidden -o $@ $<
 
-# kbolt record's BPF program (kbolt/record/record.bpf.c): compiled for the BPF target,
+# kbolt record's BPF program (kbolt/record/sampler.bpf.c): compiled for the BPF target,
 # with BTF (-g) for libbpf's CO-RE relocations and BTF-defined maps, its DWARF stripped,
 # and embedded in the loader as bpftool's skeleton.  UAPI headers from the host's
 # multiarch directory, as clang -target bpf has none of its own.
-BPF_OBJ := $(OUT)/kbolt/record/record.bpf.o
-BPF_SKEL := $(OUT)/kbolt/record/record.skel.h
+BPF_OBJ := $(OUT)/kbolt/record/sampler.bpf.o
+BPF_SKEL := $(OUT)/kbolt/record/sampler.skel.h
 MULTIARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
 BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 
-$(BPF_OBJ): kbolt/record/record.bpf.c kbolt/record/record_agg.h
+$(BPF_OBJ): kbolt/record/sampler.bpf.c kbolt/record/record_agg.h
 	$(quiet) BPF $@
 	@mkdir -p $(dir $@)
 	$(Q)clang -target bpf -g -O2 -Wall $(if $(filter 1,$(WERROR)),-Werror) \
@@ -134,10 +135,10 @@ $(BPF_OBJ): kbolt/record/record.bpf.c kbolt/record/record_agg.h
 $(BPF_SKEL): $(BPF_OBJ)
 	$(quiet) GEN $@
 	$(Q)[ -x "$(BPFTOOL)" ] || { echo "bpftool not found: install Debian's bpftool (scripts/install-deps does)" >&2; exit 1; }
-	$(Q)$(BPFTOOL) gen skeleton $< name record_bpf > $@.tmp && mv $@.tmp $@
+	$(Q)$(BPFTOOL) gen skeleton $< name sampler_bpf > $@.tmp && mv $@.tmp $@
 
-$(OUT)/kbolt/record/record_bpf.o: $(BPF_SKEL)
-$(OUT)/kbolt/record/record_bpf.o: CFLAGS += -I$(OUT)/kbolt/record
+$(OUT)/kbolt/record/sampler_load.o: $(BPF_SKEL)
+$(OUT)/kbolt/record/sampler_load.o: CFLAGS += -I$(OUT)/kbolt/record
 
 $(OUT)/%.o: %.c
 	$(quiet) CC $@

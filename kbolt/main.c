@@ -9,7 +9,7 @@
  * profile merge (profile/merge.c) adds up profiles of one kernel; profile portable
  * (profile/portable.c) writes one for other builds of the same source; profile
  * translate (profile/translate.c) one of kbolt's output for its input; record
- * (record/record.c) profiles the running kernel with a BPF program.
+ * (record/record_cmd.c) profiles the running kernel with a BPF program.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -107,11 +107,14 @@ static void usage(FILE *f)
 		"      --optimized OUT    heatmap: a second panel, the same code in kbolt's OUT\n"
 		"      --duration SECONDS  record: stop after SECONDS (default: at SIGINT or\n"
 		"                         SIGTERM)\n"
-		"      --event cpu-clock|cycles  record: the perf event sampled (default cpu-clock,\n"
-		"                         cycles with --branches)\n"
+		"      --event cpu-clock|cycles  record: the perf event sampled (default cycles, as\n"
+		"                         precise as the PMU allows; without a PMU cpu-clock,\n"
+		"                         with a note)\n"
 		"      --frequency HZ     record: samples a second on each CPU (default 1000)\n"
 		"      --branches         record: count the branch stacks (LBR) of the samples\n"
 		"      --map-entries N    record: the size of the in-kernel counts map (default 65536)\n"
+		"      --bpf-stats        record: measure what the program costs (switches on the\n"
+		"                         kernel's BPF run-time statistics, for every program)\n"
 		"      --check            record: load the program through the verifier, and stop\n"
 		"      --format pre|fdata|yaml  profile-to-bolt: BOLT's pre-aggregated text\n"
 		"                          (the default, perf2bolt -pa), its fdata or its YAML\n"
@@ -534,7 +537,8 @@ static void add_glob(const char ***v, size_t *nr, const char *glob)
 
 enum { OPT_PROFILE = 256, OPT_LAYOUT, OPT_SEED, OPT_FUNCS, OPT_SKIP_FUNCS, OPT_STATS,
        OPT_STRIP_DEBUG, OPT_UPDATE_DEBUG, OPT_NO_UPDATE_DEBUG, OPT_OPTIMIZED, OPT_IN_PLACE,
-       OPT_DURATION, OPT_EVENT, OPT_FREQUENCY, OPT_BRANCHES, OPT_MAP_ENTRIES, OPT_CHECK,
+       OPT_DURATION, OPT_EVENT, OPT_FREQUENCY, OPT_BRANCHES, OPT_MAP_ENTRIES, OPT_BPF_STATS,
+       OPT_CHECK,
        OPT_FORMAT, OPT_DEBUG_INFO };
 
 /* Which options a command takes: a bit per option */
@@ -544,7 +548,8 @@ enum {
 	TAKES_OPTIMIZED = 1 << 4,	/* --optimized */
 	TAKES_IN_PLACE = 1 << 5,	/* --in-place */
 	TAKES_WEIGHT = 1 << 6,		/* -w */
-	TAKES_RECORD = 1 << 7,	/* --duration --event --frequency --branches --map-entries --check */
+	TAKES_RECORD = 1 << 7,	/* --duration --event --frequency --branches --map-entries
+				   --bpf-stats --check */
 	TAKES_FORMAT = 1 << 8,		/* --format */
 	TAKES_DEBUG_INFO = 1 << 9,	/* --debug-info */
 	TAKES_LAST = TAKES_DEBUG_INFO
@@ -581,7 +586,8 @@ static const struct {
 	  TAKES_OUTPUT | TAKES_WEIGHT },
 	/* -o checked by cmd_record: --check takes none */
 	{ "record", cmd_record, 0, "record -o OUT|--check [--duration SECONDS] [--event "
-	  "cpu-clock|cycles] [--frequency HZ] [--branches] [--map-entries N] [-j]", false,
+	  "cpu-clock|cycles] [--frequency HZ] [--branches] [--map-entries N] [--bpf-stats] [-j]",
+	  false,
 	  TAKES_JSON | TAKES_OUTPUT | TAKES_RECORD },
 };
 
@@ -596,7 +602,7 @@ static const char *option_name(unsigned int bit)
 	case TAKES_IN_PLACE:	return "--in-place";
 	case TAKES_WEIGHT:	return "-w/--weight";
 	case TAKES_RECORD:	return "--duration, --event, --frequency, --branches, "
-				       "--map-entries or --check";
+				       "--map-entries, --bpf-stats or --check";
 	case TAKES_FORMAT:	return "--format";
 	case TAKES_DEBUG_INFO:	return "--debug-info";
 	default:		return "--profile, --layout, --seed, --funcs, --skip-funcs, --stats, "
@@ -631,6 +637,7 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 		{ "frequency", required_argument, NULL, OPT_FREQUENCY },
 		{ "branches", no_argument, NULL, OPT_BRANCHES },
 		{ "map-entries", required_argument, NULL, OPT_MAP_ENTRIES },
+		{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
 		{ "check", no_argument, NULL, OPT_CHECK },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -707,6 +714,7 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 			o->rec.event = optarg;
 			break;
 		case OPT_BRANCHES: o->rec.branches = true; break;
+		case OPT_BPF_STATS: o->rec.bpf_stats = true; break;
 		case OPT_CHECK: o->rec.check = true; break;
 		case OPT_DURATION:
 		case OPT_FREQUENCY:

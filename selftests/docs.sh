@@ -55,7 +55,7 @@ case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 kbolt_rst=$top/Documentation/kbolt.rst
 format_rst=$top/Documentation/profile-format.rst
 lab_rst=$top/Documentation/lab.rst
-kbolt_sources=("$top"/kbolt/*.[ch] "$top"/kbolt/{lib,profile,model,pass,verify,report}/*.[ch] "$top"/kbolt/record/record.c "$top"/kbolt/record/record_bpf.c)	# of kbolt/record/, not the plugins: they run inside QEMU
+kbolt_sources=("$top"/kbolt/*.[ch] "$top"/kbolt/{lib,profile,model,pass,verify,report}/*.[ch] "$top"/kbolt/record/{record_cmd,perf_events,cpu_list,sampler_load}.c)	# of kbolt/record/, not the plugins: they run inside QEMU
 plugin_source=$top/kbolt/record/qemu_plugin.c
 eval_rst=$top/Documentation/evaluate.rst
 
@@ -1357,6 +1357,7 @@ row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${3:-}" "${4:-}"; }
 	row sample --frequency "--frequency 100"
 	row sample --branches "--branches"
 	row sample --map-entries "--map-entries 1024"
+	row sample --bpf-stats "--bpf-stats"
 	row sample --check "--check" drop-output
 	row sample -w "-w 1"
 	row sample -o "-o out2"
@@ -1414,7 +1415,7 @@ row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${3:-}" "${4:-}"; }
 		"optimize $beh/flow.o -o out --layout random --seed 1"
 	row case "verification fails (verify, or optimize's own)" "verify $fx $beh/changed"
 	row case "OUT cannot be written" "optimize $fx -o no/such/dir/out --layout random --seed 1"
-	row case "record cannot record: it is not root, the kernel lacks BPF, BTF or perf events, the program cannot be loaded (--map-entries too large), or the event cannot be opened" \
+	row case "record cannot record: it is not root, the kernel lacks BPF or perf events, the program cannot be loaded (--map-entries too large), or the event cannot be opened" \
 		"record --check --map-entries 4000000000"
 	row case "no command" ""
 	row case "an unknown option" "verify --frobnicate a b"

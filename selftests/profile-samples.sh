@@ -59,6 +59,20 @@ check_match "... counted" ': of these, 4 samples \(weight 13\), 2 of them disagr
 out=$("$KBOLT" check-profile "$image" "$tmp/slid.prof"); rc=$?
 check_eq "samples of a KASLR run (text header): the slide is taken out, check-profile passes" \
 	"0 0" "$rc $(grep -c disagree: <<<"$out")"
+# two boots, two slides (0x2000000 and 0x4000000 above the image's _text), as kbolt
+# record writes them: merged at the lower one, in any order, and still on the image
+{ head_of kbolt-record cycles "text ffffffff85000030"
+  sed -n 's/^S ffffffff81/S ffffffff85/p' "$seeds/kbolt-samples.prof"; } >"$tmp/slid2.prof"
+"$KBOLT" profile merge "$tmp/slid2.prof" "$tmp/slid.prof" -o "$tmp/slid12.prof"
+"$KBOLT" profile merge "$tmp/slid.prof" "$tmp/slid2.prof" -o "$tmp/slid21.prof"
+check_eq "merge of two KASLR runs: at the lower _text, each record's count doubled" \
+	"text ffffffff83000030|$(sed -n 's/^S \(ffffffff83[0-9a-f]*\) \([0-9]*\)$/S \1 \2/p' "$tmp/slid.prof" |
+		awk '{ print $1, $2, $3 * 2 }' | tr '\n' '|')" \
+	"$(grep '^text \|^S ' "$tmp/slid12.prof" | tr '\n' '|')"
+check "... the same bytes in the other order" cmp "$tmp/slid12.prof" "$tmp/slid21.prof"
+out=$("$KBOLT" check-profile "$image" "$tmp/slid12.prof"); rc=$?
+check_eq "... and check-profile finds every sample on the image" "0 0" \
+	"$rc $(grep -c disagree: <<<"$out")"
 
 # -- merge: same address summed, weighted; dropped weighted and summed; event kept or merged
 { head_of kbolt-record cpu-clock "dropped 5"; echo "S ffffffff81000035 7"

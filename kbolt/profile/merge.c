@@ -6,6 +6,13 @@
  * header the inputs' (one kernel; one recorder and one event, or "merged"; the dropped
  * counts weighted and summed).  So a fleet may merge in any order and grouping and get
  * the same bytes.
+ *
+ * Profiles of KASLR runs (a "text" header: kbolt record's, perf script's) are each at
+ * their run's addresses.  x86-64's KASLR moves the kernel image whole, so one run's
+ * addresses are another's less the difference of their _text: all are moved to the
+ * lowest _text among the inputs, which no order or grouping changes.  A profile in
+ * link addresses (no "text") merges only with others in link addresses: where _text
+ * was linked, only the vmlinux knows.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,13 +31,15 @@ static int cmp_edge(const void *a, const void *b)
 	return record_order(x->from, x->to, x->kind, y->from, y->to, y->kind);
 }
 
-/* One kernel: the same build-id and release, as the headers say them, run at one place */
+/* One kernel, as the headers name it, and one kind of address: link, or a run's */
 static int same_kernel(const struct prof *a, const struct prof *b)
 {
-	if (a->text_runtime != b->text_runtime) {
-		pr_err(b->path, "recorded with _text at 0x%llx, not at 0x%llx as %s: addresses "
-		       "of two KASLR offsets are not merged", (unsigned long long)b->text_runtime,
-		       (unsigned long long)a->text_runtime, a->path);
+	if (!a->text_runtime != !b->text_runtime) {
+		const struct prof *run = a->text_runtime ? a : b;
+
+		pr_err(b->path, "%s is in link addresses, %s in those of a KASLR run (_text at "
+		       "0x%llx): the two are not merged", run == a ? b->path : a->path, run->path,
+		       (unsigned long long)run->text_runtime);
 		return -EINVAL;
 	}
 	if (!strcmp(a->build_id, b->build_id) && !strcmp(a->release, b->release))
@@ -42,9 +51,10 @@ static int same_kernel(const struct prof *a, const struct prof *b)
 	return -EINVAL;
 }
 
+/* p's records, moved to the KASLR run of out's _text, times w, added to out */
 static int add_weighted(struct prof *out, const struct prof *p, uint64_t w)
 {
-	uint64_t dropped;
+	uint64_t dropped, slide = p->text_runtime - out->text_runtime;
 
 	if (__builtin_mul_overflow(p->nr_dropped, w, &dropped) ||
 	    __builtin_add_overflow(out->nr_dropped, dropped, &out->nr_dropped)) {
@@ -61,7 +71,7 @@ static int add_weighted(struct prof *out, const struct prof *p, uint64_t w)
 			       (unsigned long long)w);
 			return -EOVERFLOW;
 		}
-		prof_add_edge(out, e->from, e->to, count, e->kind);
+		prof_add_edge(out, e->from - slide, e->to - slide, count, e->kind);
 	}
 	return 0;
 }
@@ -99,6 +109,9 @@ struct prof *prof_merge(struct prof *const *in, const uint64_t *weights, size_t 
 	memcpy(out->recorder, in[0]->recorder, sizeof(out->recorder));
 	memcpy(out->event, in[0]->event, sizeof(out->event));
 	out->text_runtime = in[0]->text_runtime;
+	for (size_t k = 1; k < nr; k++)
+		if (in[k]->text_runtime && in[k]->text_runtime < out->text_runtime)
+			out->text_runtime = in[k]->text_runtime;
 	for (size_t k = 0; !err && k < nr; k++) {
 		err = prof_need_addresses(in[k]) || same_kernel(in[0], in[k]) ? -EINVAL : 0;
 		if (!err && strcmp(out->recorder, in[k]->recorder))

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What kbolt record counts, written once for both sides: compiled into the BPF program
- * (record.bpf.c, clang -target bpf), which aggregates in the kernel, and into the unit
+ * (sampler.bpf.c, clang -target bpf), which aggregates in the kernel, and into the unit
  * test (selftests/unit/record_agg.c), which feeds it branch stacks shaped as the kernel
  * fills them (struct perf_branch_entry, include/uapi/linux/perf_event.h).  The map
  * layout (struct rec_key, the counters) is the contract between the BPF program and
- * its loader (record_bpf.c).
+ * its loader (sampler_load.c).
  *
  * The types are for any includer.  The functions are for those that define REC_INLINE
  * (how they are declared: always inlined for BPF), provide __u32, __u64 and struct perf_branch_entry (the UAPI headers), and

@@ -16,10 +16,11 @@ record_start() {	# record_start SECONDS [HZ]: 0 records until record_finish
 	kbolt record --branches --duration 1 -o /tmp/branches.prof > /tmp/branches.out 2>&1
 	echo "kbolt-lab: record --branches exit $?: $(head -n 1 /tmp/branches.out)"
 	if [ "$secs" = 0 ]; then
-		kbolt record -j $freq -o /tmp/record.prof > /tmp/record.json 2> /tmp/record.err &
-	else
-		kbolt record -j $freq --duration "$secs" -o /tmp/record.prof > /tmp/record.json \
+		kbolt record -j --bpf-stats $freq -o /tmp/record.prof > /tmp/record.json \
 			2> /tmp/record.err &
+	else
+		kbolt record -j --bpf-stats $freq --duration "$secs" -o /tmp/record.prof \
+			> /tmp/record.json 2> /tmp/record.err &
 	fi
 	record_pid=$!
 }

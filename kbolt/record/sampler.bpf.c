@@ -6,32 +6,30 @@
  * record_sample the interrupted kernel instruction, record_branches the sample's branch
  * stack (bpf_read_branch_records(), the perf_branch_entry array of
  * include/uapi/linux/perf_event.h).  The counts stay in a hash map that the loader
- * (record_bpf.c) reads once at the end: a recording costs a map update per sample and
+ * (sampler_load.c) reads once at the end: a recording costs a map update per sample and
  * makes no perf ring-buffer traffic at all.
  *
- * Built with clang -target bpf -g -O2 into a skeleton (bpftool gen skeleton).  The only
- * kernel-internal layout read is struct pt_regs's ip, through a CO-RE relocation
- * (preserve_access_index) that libbpf resolves against the running kernel's BTF; the
- * rest is UAPI.
+ * Built with clang -target bpf -g -O2 into a skeleton (bpftool gen skeleton).  Every
+ * layout read is UAPI, fixed for x86-64: the sampled registers are bpf_user_pt_regs_t,
+ * which x86-64 defines as the UAPI struct pt_regs (asm/ptrace.h; rip at byte 128, as in
+ * the kernel's own pt_regs), so the program has no CO-RE relocation and loads on a
+ * kernel without BTF (no CONFIG_DEBUG_INFO_BTF).  The object's own BTF (-g) describes
+ * its maps and functions, for libbpf.
  */
+#include <stddef.h>
 #include <linux/types.h>
 #include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf_helpers.h>
 
 /*
- * The kernel's own pt_regs, as perf gives the interrupted registers (on x86-64 the
- * UAPI bpf_user_pt_regs_t is struct pt_regs): only the member read, its offset
- * relocated by libbpf from the kernel's BTF (CO-RE)
+ * The x86-64 layout, whatever the host: clang -target bpf defines no __i386__, so
+ * asm/ptrace.h gives the 64-bit struct pt_regs; the kernel rewrites the context's
+ * offsets against its pt_regs, whose ip sits where the UAPI's rip does
  */
-struct pt_regs {
-	unsigned long ip;
-} __attribute__((preserve_access_index));
-
-/* include/uapi/linux/bpf_perf_event.h: the registers come first */
-struct bpf_perf_event_data {
-	struct pt_regs regs;
-};
+_Static_assert(offsetof(struct bpf_perf_event_data, regs) == 0 &&
+	       offsetof(bpf_user_pt_regs_t, rip) == 128, "x86-64's struct pt_regs");
 
 #define EEXIST 17
 
@@ -115,7 +113,7 @@ SEC("perf_event")
 int record_sample(struct bpf_perf_event_data *ctx)
 {
 	counter_add(REC_NR_SAMPLES, 1);
-	rec_agg_sample(0, ctx->regs.ip);
+	rec_agg_sample(0, ctx->regs.rip);
 	return 0;	/* nothing for perf's ring buffer */
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kbolt record's loader: the BPF programs of record.bpf.c, embedded by bpftool's
- * skeleton (record.skel.h, generated at build time into the build directory), loaded
+ * kbolt record's loader: the BPF programs of sampler.bpf.c, embedded by bpftool's
+ * skeleton (sampler.skel.h, generated at build time into the build directory), loaded
  * through libbpf (CO-RE relocations resolved against /sys/kernel/btf/vmlinux), one
  * attached to each CPU's perf event, and their maps read out at the end.  The only file
  * of the recorder that knows libbpf; the map layout is record_agg.h's.
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -18,12 +19,12 @@
 
 #include "../../common/util.h"
 #include "record.h"
-#include "record.skel.h"
+#include "sampler.skel.h"
 
 #include "record_agg.h"
 
-struct rec_bpf {
-	struct record_bpf *skel;
+struct sampler {
+	struct sampler_bpf *skel;
 	struct bpf_program *prog;	/* the one loaded */
 	struct bpf_link **links;	/* one per perf event */
 	size_t nr_links, cap_links;
@@ -42,11 +43,46 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-int rec_bpf_probe(void)
+/*
+ * bpf() itself, with an empty BPF_PROG_LOAD: EINVAL where the kernel would load a
+ * program for this process; ENOSYS without CONFIG_BPF_SYSCALL; EPERM or EACCES where it
+ * refuses bpf() to it (kernel.unprivileged_bpf_disabled without CAP_BPF, a security
+ * module).  libbpf's probe says only whether a program loaded, not why not.
+ */
+static int probe_syscall(void)
+{
+	union bpf_attr attr;
+	int fd, err;
+
+	memset(&attr, 0, sizeof(attr));
+	fd = syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	err = errno;
+	if (err == ENOSYS) {
+		pr_err(NULL, "record: this kernel has no BPF (bpf(): %s; it needs "
+		       "CONFIG_BPF_SYSCALL)", strerror(err));
+		return -err;
+	}
+	if (err == EPERM || err == EACCES) {
+		pr_err(NULL, "record: bpf(): %s: the kernel refuses BPF to this process (it needs "
+		       "CAP_BPF and CAP_PERFMON, or root; a security module may refuse even "
+		       "those)", strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+int sampler_probe(void)
 {
 	int ret;
 
 	libbpf_set_print(print_libbpf);
+	ret = probe_syscall();
+	if (ret)
+		return ret;
 	ret = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL);
 	if (ret == 1)
 		return 0;
@@ -59,14 +95,32 @@ int rec_bpf_probe(void)
 	return ret;
 }
 
-struct rec_bpf *rec_bpf_load(bool branches, unsigned int map_entries, int *errp)
+/*
+ * BPF run-time statistics, on while the fd is open: for every BPF program of the host,
+ * a clock read and two adds on each run (the bpf_stats_enabled_key static key), so on
+ * request only.  BPF_ENABLE_STATS needs CAP_SYS_ADMIN (kernel/bpf/syscall.c).
+ */
+static int enable_stats(struct sampler *r)
 {
-	struct rec_bpf *r = xcalloc(1, sizeof(*r));
+	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);	/* libbpf: the fd, or -errno */
+
+	if (fd >= 0) {
+		r->stats_fd = fd;
+		return 0;
+	}
+	pr_err(NULL, "record: --bpf-stats: cannot switch on the kernel's BPF run-time "
+	       "statistics: %s (it needs CAP_SYS_ADMIN, and Linux 5.8)", strerror(-fd));
+	return fd;
+}
+
+struct sampler *sampler_load(bool branches, unsigned int map_entries, bool stats, int *errp)
+{
+	struct sampler *r = xcalloc(1, sizeof(*r));
 	int err = 0;
 
 	libbpf_set_print(print_libbpf);
 	r->stats_fd = -1;
-	r->skel = record_bpf__open();
+	r->skel = sampler_bpf__open();
 	if (!r->skel) {
 		err = -errno;
 		pr_err(NULL, "record: cannot open the BPF object: %s", strerror(-err));
@@ -80,22 +134,22 @@ struct rec_bpf *rec_bpf_load(bool branches, unsigned int map_entries, int *errp)
 		bpf_map__set_max_entries(r->skel->maps.branch_buf, 1);
 	err = bpf_map__set_max_entries(r->skel->maps.counts, map_entries);
 	if (!err)
-		err = record_bpf__load(r->skel);
+		err = sampler_bpf__load(r->skel);
 	if (err) {
 		pr_err(NULL, "record: cannot load the %s program: %s (libbpf's lines above say "
 		       "why)", bpf_program__name(r->prog), strerror(-err));
 		goto fail;
 	}
-	/* what the program costs: the kernel times each run while this fd is open */
-	r->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (stats && (err = enable_stats(r)))
+		goto fail;
 	return r;
 fail:
 	*errp = err;
-	rec_bpf_close(r);
+	sampler_close(r);
 	return NULL;
 }
 
-int rec_bpf_attach(struct rec_bpf *r, int perf_fd)
+int sampler_attach(struct sampler *r, int perf_fd)
 {
 	struct bpf_link *l = bpf_program__attach_perf_event(r->prog, perf_fd);
 
@@ -106,7 +160,7 @@ int rec_bpf_attach(struct rec_bpf *r, int perf_fd)
 	return 0;
 }
 
-void rec_bpf_detach(struct rec_bpf *r)
+void sampler_detach(struct sampler *r)
 {
 	for (size_t i = 0; i < r->nr_links; i++)
 		bpf_link__destroy(r->links[i]);
@@ -114,7 +168,7 @@ void rec_bpf_detach(struct rec_bpf *r)
 }
 
 /* The per-CPU counters summed over the possible CPUs */
-static int read_counters(struct rec_bpf *r, struct rec_totals *t)
+static int read_counters(struct sampler *r, struct rec_totals *t)
 {
 	int nr_cpus = libbpf_num_possible_cpus();
 	uint64_t sum[REC_NR_COUNTERS] = { 0 }, *v;
@@ -142,7 +196,7 @@ static int read_counters(struct rec_bpf *r, struct rec_totals *t)
 }
 
 /* What the program cost, if the kernel kept the statistics (5.8 and later) */
-static void read_run_time(struct rec_bpf *r, struct rec_totals *t)
+static void read_run_time(struct sampler *r, struct rec_totals *t)
 {
 	struct bpf_prog_info info = { 0 };
 	__u32 len = sizeof(info);
@@ -153,7 +207,7 @@ static void read_run_time(struct rec_bpf *r, struct rec_totals *t)
 	}
 }
 
-int rec_bpf_read(struct rec_bpf *r, struct rec_record **counts, size_t *nr, struct rec_totals *t)
+int sampler_read(struct sampler *r, struct rec_record **counts, size_t *nr, struct rec_totals *t)
 {
 	const struct bpf_map *m = r->skel->maps.counts;
 	struct rec_key key, *prev = NULL;
@@ -185,14 +239,14 @@ int rec_bpf_read(struct rec_bpf *r, struct rec_record **counts, size_t *nr, stru
 	return 0;
 }
 
-void rec_bpf_close(struct rec_bpf *r)
+void sampler_close(struct sampler *r)
 {
 	if (!r)
 		return;
-	rec_bpf_detach(r);
+	sampler_detach(r);
 	free(r->links);
 	if (r->stats_fd >= 0)
 		close(r->stats_fd);
-	record_bpf__destroy(r->skel);
+	sampler_bpf__destroy(r->skel);
 	free(r);
 }

@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kbolt record: a profile of the running kernel.  A perf event on every CPU (struct
- * perf_event_attr, include/uapi/linux/perf_event.h) runs record.bpf.c's program at each
- * sample, which counts in a BPF map (record_bpf.c loads it); at the end of the duration
- * or at SIGINT/SIGTERM the counts are read once and written in kbolt's profile format
- * (Documentation/profile-format.rst) in link-time addresses: the KASLR slide, from
- * where /proc/kallsyms says _text runs, taken out; the kernel named by the GNU build-id
- * note of /sys/kernel/notes and by uname's release.  Addresses outside the kernel's
- * text (modules, BPF, trampolines) are left out and counted ("dropped").
+ * kbolt record: a profile of the running kernel.  A perf event on every online CPU
+ * (perf_events.c) runs sampler.bpf.c's program at each sample, which counts in a BPF
+ * map (sampler_load.c loads it); at the end of the duration or at SIGINT/SIGTERM the
+ * counts are read once and written in kbolt's profile format
+ * (Documentation/profile-format.rst) in the addresses the kernel ran at, with where
+ * /proc/kallsyms says _text runs (the header's "text"): whoever reads the profile takes
+ * the KASLR slide out against the vmlinux's own _text (profile_match.c), whatever
+ * address that vmlinux was linked at.  The kernel is named by the GNU build-id note of
+ * /sys/kernel/notes and by uname's release.  Addresses outside the kernel's text
+ * (modules, BPF, trampolines) are left out and counted ("dropped").
  *
  * The steps, in order: the conditions the kernel and the caller must meet, each
  * refused with one line (before anything is loaded); the kernel's identity and text
- * (before recording: a module loaded later changes nothing); the programs loaded;
- * the events opened and attached; the wait; the programs detached before the maps are
- * read; the output written whole (lib/outfile.h).
+ * (before recording: a module loaded later changes nothing); the event chosen (the
+ * PMU probed before the program is loaded, so that a refusal costs nothing); the
+ * programs loaded; the events opened and attached; the wait; the programs detached
+ * before the maps are read; the output written whole (lib/outfile.h).
  */
 #include <elf.h>
 #include <errno.h>
@@ -29,7 +32,6 @@
 #include <unistd.h>
 
 #include <linux/capability.h>
-#include <linux/perf_event.h>
 #include <linux/types.h>
 
 #include "../../common/json.h"
@@ -38,20 +40,11 @@
 #include "record.h"
 #include "record_agg.h"
 
-#define BTF_PATH "/sys/kernel/btf/vmlinux"
 #define NOTES_PATH "/sys/kernel/notes"
 #define KALLSYMS_PATH "/proc/kallsyms"
 #define PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"
-#define MAX_RATE_PATH "/proc/sys/kernel/perf_event_max_sample_rate"
 #define KPTR_RESTRICT_PATH "/proc/sys/kernel/kptr_restrict"
 #define LOCKDOWN_PATH "/sys/kernel/security/lockdown"
-/*
- * Where x86-64 links _text: __START_KERNEL_map plus CONFIG_PHYSICAL_START's default
- * (16 MB), what every distribution kernel uses; kbolt check-profile would find a
- * kernel linked elsewhere by its addresses missing the code
- */
-#define LINK_TEXT 0xffffffff81000000ULL
-#define DEFAULT_FREQUENCY 1000
 
 /* CAP_BPF and CAP_PERFMON (Linux 5.8) may be missing from older headers */
 #ifndef CAP_PERFMON
@@ -71,12 +64,9 @@ struct kernel_id {
 struct recording {
 	const struct record_options *o;
 	struct kernel_id k;
-	const char *event;
-	struct perf_event_attr attr;	/* the event opened on every CPU */
+	struct rec_events ev;
 	unsigned int map_entries;
-	struct rec_bpf *bpf;
-	int *perf_fds;
-	int nr_cpus;
+	struct sampler *sampler;
 	struct rec_record *recs;
 	size_t nr_recs;
 	struct rec_totals t;
@@ -89,13 +79,28 @@ static bool has_cap(const struct __user_cap_data_struct *d, int cap)
 	return d[cap / 32].effective & (1U << (cap % 32));
 }
 
+/* This process's capabilities, both 32-bit words: 0, or -1 and errno */
+static int read_caps(struct __user_cap_data_struct d[2])
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+	memset(d, 0, 2 * sizeof(*d));
+	return syscall(SYS_capget, &h, d);
+}
+
+bool rec_has_sys_admin(void)
+{
+	struct __user_cap_data_struct d[2];
+
+	return !read_caps(d) && has_cap(d, CAP_SYS_ADMIN);
+}
+
 /* Root, or the two capabilities that loading and attaching perf-event programs needs */
 static int check_caps(void)
 {
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2] = { 0 };
+	struct __user_cap_data_struct d[2];
 
-	if (syscall(SYS_capget, &h, d)) {
+	if (read_caps(d)) {
 		pr_err(NULL, "record: cannot read this process's capabilities: %s", strerror(errno));
 		return -errno;
 	}
@@ -108,7 +113,7 @@ static int check_caps(void)
 }
 
 /* A one-line number file of /proc/sys; -1 if absent */
-static long read_sysctl(const char *path)
+long rec_read_sysctl(const char *path)
 {
 	FILE *f = fopen(path, "r");
 	long v = -1;
@@ -122,7 +127,7 @@ static long read_sysctl(const char *path)
 }
 
 /* The lockdown mode in force ("integrity", "confidentiality"), or "" for none */
-static void read_lockdown(char *mode, size_t size)
+void rec_read_lockdown(char *mode, size_t size)
 {
 	char line[128] = "", *open, *close;
 	FILE *f = fopen(LOCKDOWN_PATH, "r");
@@ -149,13 +154,7 @@ static int check_conditions(void)
 		pr_err(NULL, "record: this kernel has no perf events (it needs CONFIG_PERF_EVENTS)");
 		return -EOPNOTSUPP;
 	}
-	if (access(BTF_PATH, R_OK)) {
-		pr_err(BTF_PATH, "record: this kernel has no BTF (%s): the recorder's program "
-		       "is relocated against it, which needs CONFIG_DEBUG_INFO_BTF=y",
-		       strerror(errno));
-		return -EOPNOTSUPP;
-	}
-	return rec_bpf_probe();
+	return sampler_probe();
 }
 
 /* The GNU build-id note among the kernel's notes (Elf64_Nhdr, 4-byte aligned) */
@@ -206,14 +205,10 @@ static int read_text(struct kernel_id *k)
 	fclose(f);
 	if (!k->text || !k->etext || k->etext <= k->text) {
 		pr_err(KALLSYMS_PATH, "record: no address for _text and _etext (hidden: "
-		       "kernel.kptr_restrict is %ld and this process lacks CAP_SYSLOG): cannot "
-		       "take the KASLR slide out; run as root", read_sysctl(KPTR_RESTRICT_PATH));
+		       "kernel.kptr_restrict is %ld and this process lacks CAP_SYSLOG): the "
+		       "profile must say where the kernel runs; run as root",
+		       rec_read_sysctl(KPTR_RESTRICT_PATH));
 		return -ENOENT;
-	}
-	if (k->text < LINK_TEXT) {
-		pr_err(KALLSYMS_PATH, "record: _text runs at %llx, below x86-64's link address "
-		       "%llx: not a kernel kbolt knows", (unsigned long long)k->text, LINK_TEXT);
-		return -EINVAL;
 	}
 	return 0;
 }
@@ -225,103 +220,6 @@ static int read_kernel_id(struct kernel_id *k)
 	read_build_id(k->build_id, sizeof(k->build_id));
 	snprintf(k->release, sizeof(k->release), "%s", uname(&u) ? "-" : u.release);
 	return read_text(k);
-}
-
-/* The perf event of the options (the event name checked by main.c), for every CPU */
-static void event_attr(const struct record_options *o, const char *event,
-		       struct perf_event_attr *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = strcmp(event, "cycles") ? PERF_TYPE_SOFTWARE : PERF_TYPE_HARDWARE;
-	a->config = strcmp(event, "cycles") ? PERF_COUNT_SW_CPU_CLOCK : PERF_COUNT_HW_CPU_CYCLES;
-	a->freq = 1;
-	a->sample_freq = o->frequency ? o->frequency : DEFAULT_FREQUENCY;
-	a->exclude_user = 1;	/* kernel samples only: user ones would be dropped anyway */
-	if (o->branches) {
-		a->sample_type = PERF_SAMPLE_BRANCH_STACK;
-		a->branch_sample_type = PERF_SAMPLE_BRANCH_KERNEL | PERF_SAMPLE_BRANCH_ANY;
-	}
-}
-
-/* Why perf_event_open() failed, said so that the user knows what to change */
-static void explain_open_error(const struct recording *r, const struct perf_event_attr *a, int err)
-{
-	char lockdown[64];
-	long max_rate = read_sysctl(MAX_RATE_PATH);
-
-	read_lockdown(lockdown, sizeof(lockdown));
-	if (err == EACCES || err == EPERM) {
-		if (*lockdown)
-			pr_err(NULL, "record: the kernel is locked down (%s): it refuses perf "
-			       "events on the kernel", lockdown);
-		else
-			pr_err(NULL, "record: perf_event_open: %s: kernel.perf_event_paranoid is "
-			       "%ld; run as root, or give CAP_PERFMON", strerror(err),
-			       read_sysctl(PARANOID_PATH));
-	} else if (r->o->branches && (err == EOPNOTSUPP || err == ENOENT || err == EINVAL)) {
-		pr_err(NULL, "record: --branches: this machine's PMU gives no branch stacks "
-		       "(perf_event_open: %s; no LBR, as in most VMs): record without "
-		       "--branches", strerror(err));
-	} else if (a->type == PERF_TYPE_HARDWARE && (err == ENOENT || err == EOPNOTSUPP)) {
-		pr_err(NULL, "record: --event %s: no such hardware event here (perf_event_open: "
-		       "%s; a VM without a PMU): use --event cpu-clock", r->event, strerror(err));
-	} else if (err == EINVAL && max_rate > 0 && a->sample_freq > (uint64_t)max_rate) {
-		pr_err(NULL, "record: --frequency %" PRIu64 " is above "
-		       "kernel.perf_event_max_sample_rate (%ld): give a lower one",
-		       (uint64_t)a->sample_freq, max_rate);
-	} else if (err == ENOSYS) {
-		pr_err(NULL, "record: this kernel has no perf events (it needs CONFIG_PERF_EVENTS)");
-	} else {
-		pr_err(NULL, "record: perf_event_open (%s): %s", r->event, strerror(err));
-	}
-}
-
-/* A perf event on every online CPU, the program attached to each */
-static int open_events(struct recording *r)
-{
-	struct perf_event_attr *a = &r->attr;
-	int err, opened = 0;
-
-	r->nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
-	r->perf_fds = xmalloc(r->nr_cpus * sizeof(*r->perf_fds));
-	for (int cpu = 0; cpu < r->nr_cpus; cpu++)
-		r->perf_fds[cpu] = -1;	/* what close_events() closes, after a failure too */
-	for (int cpu = 0; cpu < r->nr_cpus; cpu++) {
-		int fd = syscall(SYS_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-
-		err = -errno;
-		r->perf_fds[cpu] = fd;
-		if (fd < 0 && err == -ENODEV)	/* an offline CPU */
-			continue;
-		if (fd < 0) {
-			explain_open_error(r, a, -err);
-			return err;
-		}
-		err = rec_bpf_attach(r->bpf, fd);
-		if (err) {
-			pr_err(NULL, "record: cannot attach the program to CPU %d's event: %s", cpu,
-			       strerror(-err));
-			return err;
-		}
-		opened++;
-	}
-	if (!opened) {
-		pr_err(NULL, "record: no CPU is online");
-		return -ENODEV;
-	}
-	return 0;
-}
-
-static void close_events(struct recording *r)
-{
-	if (r->bpf)
-		rec_bpf_detach(r->bpf);
-	for (int cpu = 0; r->perf_fds && cpu < r->nr_cpus; cpu++)
-		if (r->perf_fds[cpu] >= 0)
-			close(r->perf_fds[cpu]);
-	free(r->perf_fds);
-	r->perf_fds = NULL;
 }
 
 /* Until the duration is over, or SIGINT or SIGTERM (blocked, so taken here only) */
@@ -361,13 +259,12 @@ static int cmp_record(const void *a, const void *b)
 }
 
 /*
- * The records in the kernel's text kept, moved to link addresses; the others' counts
- * dropped (a branch or sample with an end in a module, BPF or a trampoline; ranges
+ * The records in the kernel's text kept, at the addresses the kernel ran at (the
+ * reader takes the slide out); the others' counts dropped (a branch or sample with an end in a module, BPF or a trampoline; ranges
  * are not counted, being made of branches); sorted as the format orders records
  */
 static void keep_kernel_text(struct recording *r)
 {
-	uint64_t slide = r->k.text - LINK_TEXT;
 	size_t n = 0;
 
 	r->dropped = r->t.dropped;
@@ -380,8 +277,7 @@ static void keep_kernel_text(struct recording *r)
 				r->dropped += e->count;
 			continue;
 		}
-		r->recs[n++] = (struct rec_record){ e->from - slide, e->to - slide, e->count,
-						    e->kind };
+		r->recs[n++] = *e;
 	}
 	r->nr_recs = n;
 	qsort(r->recs, n, sizeof(*r->recs), cmp_record);
@@ -395,8 +291,10 @@ static int write_profile(FILE *f, const void *arg)
 		r->o->branches ? "branch stacks of the" : "sampled addresses of the",
 		r->k.release, r->seconds);
 	fprintf(f, "kbolt-profile 1\nbuild-id %s\nrelease %s\nrecorder kbolt-record\n"
-		"event %s\ndropped %" PRIu64 "\n", r->k.build_id, r->k.release, r->event,
-		r->dropped);
+		"event %s\n", r->k.build_id, r->k.release, r->ev.name);
+	if (r->ev.note[0])
+		fprintf(f, "# note: %s\n", r->ev.note);
+	fprintf(f, "text %" PRIx64 "\ndropped %" PRIu64 "\n", r->k.text, r->dropped);
 	if (r->t.lost)
 		fprintf(f, "# lost %" PRIu64 " counts: the map of %u entries was full "
 			"(--map-entries)\n", r->t.lost, r->map_entries);
@@ -426,22 +324,23 @@ static void print_summary(const struct recording *r)
 	user = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
 	sys = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	if (!r->o->json) {
-		fprintf(stderr, "kbolt record: %s: %.1f s, %" PRIu64 " samples, %zu records, %"
-			PRIu64 " dropped, %" PRIu64 " lost; recorder %.3f s user %.3f s system, ",
-			r->o->output, r->seconds, r->t.samples, r->nr_recs, r->dropped, r->t.lost,
-			user, sys);
-		if (r->t.bpf_run_cnt)
+		fprintf(stderr, "kbolt record: %s: %.1f s on %d CPU%s, %" PRIu64 " samples, %zu "
+			"records, %" PRIu64 " dropped, %" PRIu64 " lost; recorder %.3f s user %.3f s "
+			"system, ", r->o->output, r->seconds, r->ev.nr_open, r->ev.nr_open == 1 ? "" : "s",
+			r->t.samples, r->nr_recs, r->dropped, r->t.lost, user, sys);
+		if (r->o->bpf_stats)
 			fprintf(stderr, "BPF program %.3f s in %" PRIu64 " runs\n",
 				r->t.bpf_run_ns / 1e9, r->t.bpf_run_cnt);
-		else	/* BPF_ENABLE_STATS needs CAP_SYS_ADMIN */
-			fprintf(stderr, "BPF program time not measured\n");
+		else
+			fprintf(stderr, "BPF program time not measured (--bpf-stats)\n");
 		return;
 	}
 	json_init(&j, stdout, r->o->pretty);
 	json_obj_open(&j);
 	json_member_str(&j, "output", r->o->output);
-	json_member_str(&j, "event", r->event);
+	json_member_str(&j, "event", r->ev.name);
 	json_member_u64(&j, "milliseconds", (uint64_t)(r->seconds * 1000));
+	json_member_u64(&j, "cpus", r->ev.nr_open);
 	json_member_u64(&j, "samples", r->t.samples);
 	json_member_u64(&j, "records", r->nr_recs);
 	json_member_u64(&j, "dropped", r->dropped);
@@ -461,10 +360,11 @@ static int load(struct recording *r)
 	char lockdown[64];
 	int err;
 
-	r->bpf = rec_bpf_load(r->o->branches, r->map_entries, &err);
-	if (r->bpf)
+	r->sampler = sampler_load(r->o->branches, r->map_entries, r->o->bpf_stats && !r->o->check,
+				  &err);
+	if (r->sampler)
 		return 0;
-	read_lockdown(lockdown, sizeof(lockdown));
+	rec_read_lockdown(lockdown, sizeof(lockdown));
 	if ((err == -EPERM || err == -EACCES) && *lockdown)
 		pr_err(NULL, "record: the kernel is locked down (%s): it refuses the BPF "
 		       "program", lockdown);
@@ -481,13 +381,13 @@ static int record(struct recording *r)
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
 	sigprocmask(SIG_BLOCK, &stop, &old);
-	err = open_events(r);
+	err = events_open(&r->ev, r->sampler);
 	if (!err)
 		wait_for_end(r, &stop);
-	close_events(r);	/* nothing counted after: the maps are read whole */
+	events_close(&r->ev, r->sampler);	/* nothing counted after: the maps are read whole */
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (!err)
-		err = rec_bpf_read(r->bpf, &r->recs, &r->nr_recs, &r->t);
+		err = sampler_read(r->sampler, &r->recs, &r->nr_recs, &r->t);
 	return err;
 }
 
@@ -496,14 +396,14 @@ int kbolt_record(const struct record_options *o)
 	struct recording r = { .o = o };
 	int err;
 
-	r.event = o->event ? o->event : o->branches ? "cycles" : "cpu-clock";
 	r.map_entries = o->map_entries ? o->map_entries : REC_DEFAULT_ENTRIES;
-	event_attr(o, r.event, &r.attr);
 	err = check_conditions();
 	if (!err && !o->check)
 		err = outfile_check_dir(o->output);	/* now, not after a long recording */
 	if (!err && !o->check)
 		err = read_kernel_id(&r.k);
+	if (!err && !o->check)
+		err = events_choose(&r.ev, o);	/* --check needs no PMU */
 	if (!err)
 		err = load(&r);
 	if (!err && o->check) {
@@ -523,6 +423,7 @@ int kbolt_record(const struct record_options *o)
 				r.map_entries);
 	}
 	free(r.recs);
-	rec_bpf_close(r.bpf);
+	events_free(&r.ev);
+	sampler_close(r.sampler);
 	return err ? 1 : 0;
 }
