@@ -32,7 +32,7 @@
 #define BLANKS " \t"
 #define MAX_FIELDS 7
 
-void portable_free(struct portable *pp)
+static void portable_free(struct portable *pp)
 {
 	if (!pp)
 		return;
@@ -406,6 +406,7 @@ static int portable_read(struct prof *p, FILE *f)
 	int err;
 
 	p->portable = xcalloc(1, sizeof(*p->portable));
+	p->need_match = true;
 	while ((err = prof_read_line(p, f, line, sizeof(line), &lineno)) > 0) {
 		if (line[0] == '#' || line[0] == '\0')
 			continue;
@@ -428,8 +429,15 @@ static int portable_read(struct prof *p, FILE *f)
 	return err;
 }
 
+static void portable_release(struct prof *p)
+{
+	portable_free(p->portable);
+	p->portable = NULL;
+}
+
 const struct prof_format prof_format_portable = {
 	.name = "portable",
 	.probe = portable_probe,
 	.read = portable_read,
+	.release = portable_release,
 };

@@ -374,7 +374,7 @@ static bool place_addr(const struct matcher *m, const struct portable_place *pl,
 /*
  * A record of code that changed must still be one of its code: a jcc whose target
  * moved to another block, a fall-through into a block that is no longer next, are
- * dropped (profile_edge_disagrees(), as check-profile judges)
+ * dropped (profile_edge_verdict(), as check-profile judges)
  */
 static bool agrees(struct matcher *m, const struct portable_rec *rec,
 		   const struct prof_edge *e)
@@ -385,7 +385,7 @@ static bool agrees(struct matcher *m, const struct portable_rec *rec,
 		return true;
 	if (!m->patched && profile_patched_ranges(m->img, &m->patched, &m->nr_patched))
 		return true;	/* said; the check then judges the records */
-	return profile_edge_disagrees(m->img, e, m->patched, m->nr_patched, &why) || !why;
+	return profile_edge_verdict(m->img, e, m->patched, m->nr_patched, &why) != EDGE_DISAGREES;
 }
 
 static void map_records(struct matcher *m, struct prof *p)
@@ -461,7 +461,7 @@ int portable_match(struct kmeta_image *img, struct prof *p)
 			map_blocks(&m, i);
 	}
 	map_records(&m, p);
-	m.pp->matched = true;
+	p->need_match = false;
 	matcher_free(&m);
 	if (!r->records_matched) {
 		pr_err(p->path, "none of its %zu records matched %s's functions: a profile of "
