@@ -7,8 +7,8 @@
  *
  *   1. a function of the same name and file whose hash is equal: matched exactly, its
  *      blocks one for one;
- *   2. else one of the same name and file: matched by hash, each block to a block of
- *      the same loose hash, of the same strict hash if there is one, nearest in offset;
+ *   2. else one of the same name and file: matched by hash, its blocks by
+ *      map_blocks(), each new block given to one old block at most;
  *   3. else a clone of it (foo.isra.2 for foo.isra.1: the numbers of GCC's .isra,
  *      .constprop, .part clones shift between builds), the same hash first, else the
  *      one with the most blocks in common, its blocks as in 2;
@@ -293,33 +293,36 @@ static void assign(struct matcher *m)
 	}
 }
 
-/* A new block for old block ob: same loose hash, same strict if any, nearest offset */
+/*
+ * The untaken new block nearest in offset to old block ob (the first of two as near)
+ * of its loose hash and number of instructions, and of its strict hash if strict; -1
+ */
 static long match_block(const struct portable_block *ob, const struct hash_func *hf,
-			bool *strict)
+			const bool *taken, bool strict)
 {
 	uint64_t best_dist = UINT64_MAX;
 	long best = -1;
 
-	*strict = false;
 	for (uint32_t b = 0; b < hf->nr_blocks; b++) {
 		const struct hash_block *nb = &hf->blocks[b];
-		bool s = nb->strict == ob->strict;
 		uint64_t dist = nb->off > ob->off ? nb->off - ob->off : ob->off - nb->off;
 
-		if (nb->loose != ob->loose || nb->nr_insns != ob->nr_insns || (*strict && !s))
+		if (taken[b] || nb->loose != ob->loose || nb->nr_insns != ob->nr_insns ||
+		    (strict && nb->strict != ob->strict))
 			continue;
-		if ((s && !*strict) || dist < best_dist) {
+		if (dist < best_dist) {
 			best_dist = dist;
 			best = b;
-			*strict = s;
 		}
 	}
 	return best;
 }
 
 /*
- * Function i's blocks onto its candidate's: one for one if the hashes are equal,
- * else by match_block().  A strict block match is marked by adding nr_blocks.
+ * Function i's blocks onto its candidate's, one for one: all of them if the hashes are
+ * equal; else each new block given to one old block at most, first by strict hash,
+ * then by loose hash, the old blocks in order each taking match_block()'s.  A strict
+ * block match is marked by adding nr_blocks.
  */
 static void map_blocks(struct matcher *m, size_t i)
 {
@@ -327,19 +330,31 @@ static void map_blocks(struct matcher *m, size_t i)
 	const struct hash_func *hf = &m->hfs[m->assigned[i]];
 	struct portable_report *r = &m->pp->report;
 	bool same = hf->hash == f->hash && hf->nr_blocks == f->nr_blocks;
+	long *map = xmalloc(f->nr_blocks * sizeof(*map));
+	bool *taken;
 
 	m->same[i] = same;
-	m->block_map[i] = xcalloc(f->nr_blocks, sizeof(**m->block_map));
-	for (uint32_t b = 0; b < f->nr_blocks; b++) {
-		bool strict = true;
-		long nb = same ? (long)b : match_block(&f->blocks[b], hf, &strict);
+	m->block_map[i] = map;
+	for (uint32_t b = 0; b < f->nr_blocks; b++)
+		map[b] = same ? (long)(b + hf->nr_blocks) : -1;
+	if (same)
+		return;
+	taken = xcalloc(hf->nr_blocks + 1, sizeof(*taken));
+	for (int strict = 1; strict >= 0; strict--) {
+		for (uint32_t b = 0; b < f->nr_blocks; b++) {
+			long nb = map[b] < 0 ? match_block(&f->blocks[b], hf, taken, strict) : -1;
 
-		m->block_map[i][b] = nb < 0 ? -1 : strict ? nb + hf->nr_blocks : nb;
-		if (same)
-			continue;
-		if (nb < 0)
+			if (nb < 0)
+				continue;
+			taken[nb] = true;
+			map[b] = strict ? nb + hf->nr_blocks : nb;
+		}
+	}
+	free(taken);
+	for (uint32_t b = 0; b < f->nr_blocks; b++) {
+		if (map[b] < 0)
 			r->blocks_dropped++;
-		else if (strict)
+		else if (map[b] >= hf->nr_blocks)
 			r->blocks_exact++;
 		else
 			r->blocks_loose++;
