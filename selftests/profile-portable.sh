@@ -102,7 +102,7 @@ sed 's/^B 0\.0\.6 0\.2\.0/B 0.0.6 0.9.0/' "$tmp/h1.port" >"$tmp/bad.port"
 refused "a record's place is not in its function" \
 	"^$tmp/bad.port: error: kbolt: line [0-9]+: a place not in the functions above: B 0.0.6 0.9.0" \
 	"$tmp/bad.port"
-sed 's/^kbolt-portable 1/kbolt-portable 2/' "$tmp/h1.port" >"$tmp/bad.port"
+sed "s/^kbolt-portable 2/kbolt-portable 3/" "$tmp/h1.port" >"$tmp/bad.port"
 refused "another version" "line 2: unsupported format version" "$tmp/bad.port"
 sed '0,/^block/{/^block/d}' "$tmp/h1.port" >"$tmp/bad.port"
 refused "a function with a block missing" 'line [0-9]+: malformed: block 41 2 ' "$tmp/bad.port"
@@ -153,6 +153,63 @@ else
 	fail "the hash fixture assembled with -DTWIN and -DRETARGET"
 fi
 
+# --- source files: the compile unit's path, and a function made static ---
+# portable.c as a/dup.c (with flip) and b/dup.c, linked after hash.S: BUILD 1 in that
+# order, BUILD 2 in the other with flip static; with DWARF (-g) or without
+build_dup() {	# build_dup OUT FIRST SECOND CFLAGS...: hash.S, FIRST.o, SECOND.o linked
+	local out=$1 first=$2 second=$3 c=(-O2 -fno-asynchronous-unwind-tables -fno-pic
+		-mcmodel=kernel -fno-stack-protector)
+	shift 3
+	mkdir -p "$tmp/src/a" "$tmp/src/b" &&
+		cp "$top/selftests/fixtures/portable.c" "$tmp/src/a/dup.c" &&
+		cp "$top/selftests/fixtures/portable.c" "$tmp/src/b/dup.c" &&
+		(cd "$tmp/src" && gcc "${c[@]}" "$@" -DFLIP -c a/dup.c -o "$out.a.o" &&
+		 gcc "${c[@]}" "$@" -c b/dup.c -o "$out.b.o") &&
+		gcc -c "$top/selftests/fixtures/hash.S" -o "$out.h.o" &&
+		ld -q -e _text -T "$top/selftests/fixtures/vmlinux.lds" --no-warn-rwx-segments \
+			-z noexecstack -o "$out" "$out.h.o" "$out.$first.o" "$out.$second.o"
+}
+nth() {	# nth IMAGE SYMBOL N: hex address of the Nth SYMBOL, by address
+	nm -n "$1" | awk -v s="$2" -v n="$3" '$3 == s && ++k == n {print $1}'
+}
+dup_prof() {	# dup_prof IMAGE: samples in the first dup (5), the second (7), flip (9)
+	printf '# kbolt profile\nkbolt-profile 1\nbuild-id -\nrelease -\nrecorder test\n'
+	echo "S $(nth "$1" dup 1) 5"
+	echo "S $(nth "$1" dup 2) 7"
+	echo "S $(nth "$1" flip 1) 9"
+}
+dup_portable() {	# dup_portable NAME: dup_prof of $tmp/NAME made portable, NAME.port
+	dup_prof "$tmp/$1" >"$tmp/$1.prof" &&
+		"$KBOLT" profile portable "$tmp/$1" "$tmp/$1.prof" -o "$tmp/$1.port"
+}
+placed() {	# placed PORTABLE: each record's count by its function's name and file
+	awk '$1 == "function" {f[n++] = $2 " " $3} $1 == "B" {split($2, p, "."); print f[p[1]], $4}' "$1" |
+		sort | paste -sd'|'
+}
+if build_dup "$tmp/d1" a b -g && build_dup "$tmp/d2" b a -g -DFLIP_STATIC &&
+   build_dup "$tmp/n1" a b && build_dup "$tmp/n2" b a -DFLIP_STATIC; then
+	dup_portable d1
+	check_eq "with DWARF, FILE is the compile unit's path: two static dup() of dup.c told apart" \
+		"dup a/dup.c 5|dup b/dup.c 7|flip a/dup.c 9" "$(placed "$tmp/d1.port")"
+	"$KBOLT" profile portable "$tmp/d2" "$tmp/d1.port" -o "$tmp/d2.port"
+	check_eq "... matched onto a build that links them in the other order: each record in its own directory's dup" \
+		"dup a/dup.c 5|dup b/dup.c 7|flip a/dup.c 9" "$(placed "$tmp/d2.port")"
+	"$KBOLT" check-profile -j "$tmp/d2" "$tmp/d1.port" >"$tmp/d2.json" 2>&1
+	check_eq "... flip, static there, matched exactly too (3 exact, none dropped)" \
+		"3 0 0" "$(figures "$tmp/d2.json" exact by_hash dropped)"
+	dup_portable n1
+	check_eq "without DWARF, FILE is the STT_FILE symbol's, '-' for the global flip" \
+		"dup dup.c 5|dup dup.c 7|flip - 9" "$(placed "$tmp/n1.port")"
+	"$KBOLT" check-profile -j "$tmp/n2" "$tmp/n1.port" >"$tmp/n2.json" 2>&1
+	check_eq "... flip, static in the next build (file dup.c), still matched: 3 exact, none dropped" \
+		"3 0 0" "$(figures "$tmp/n2.json" exact by_hash dropped)"
+	"$KBOLT" check-profile -j "$tmp/d2" "$tmp/n1.port" >"$tmp/dn.json" 2>&1
+	check_eq "... a profile without paths matched onto a build with DWARF: 3 exact, none dropped" \
+		"3 0 0" "$(figures "$tmp/dn.json" exact by_hash dropped)"
+else
+	fail "the source-file fixture compiled and linked (gcc)"
+fi
+
 # --- Debian's kernels ---
 cloud=$VMLINUX_61
 generic=$KBOLT_CACHE/$KERNEL_61_GENERIC_RELEASE/vmlinux
@@ -174,6 +231,18 @@ check_eq "... matched back onto its own build and written again: the same record
 "$KBOLT" check-profile -j "$cloud" "$tmp/c.port" >"$tmp/c.json"
 check_eq "... onto its own build: every function exact, every record kept, none disagrees" \
 	"0 0 0 0 0" "$(figures "$tmp/c.json" by_hash clones dropped records_disagree) $(json_get "$tmp/c.json" 'r["disagree"] + r["portable"]["records"] - r["portable"]["records_matched"]')"
+# every function of the kernel sampled once: its name and file in the portable form
+{ printf '# kbolt profile\nkbolt-profile 1\nbuild-id -\nrelease -\nrecorder test\n'
+  nm "$cloud" | awk '$2 ~ /^[tT]$/ {print "S " $1 " 1"}' | sort -u; } >"$tmp/all.prof"
+"$KBOLT" profile portable "$cloud" "$tmp/all.prof" -o "$tmp/all.port"
+check_eq "6.1: every function's FILE the path of its compile unit: no two functions of one name and file (50 of basenames)" \
+	"0" "$(awk '$1 == "function" {print $2, $3}' "$tmp/all.port" | sort | uniq -d | wc -l)"
+check_eq "... compute_score of net/ipv4/udp.c and of net/ipv6/udp.c, both udp.c, told apart" \
+	"compute_score net/ipv4/udp.c|compute_score net/ipv6/udp.c" \
+	"$(awk '$1 == "function" && $2 == "compute_score" {print $2, $3}' "$tmp/all.port" | sort | paste -sd'|')"
+check_eq "... head_64.S, an absolute name (GNU as) against the build directory, from the tree's root too" \
+	"verify_cpu arch/x86/kernel/head_64.S" \
+	"$(awk '$1 == "function" && $2 == "verify_cpu" {print $2, $3}' "$tmp/all.port")"
 # --- the translation table: a profile recorded on the output, for the input ---
 progress "6.1: laid out by its proc profile, the output profiled in the boot lab"
 "$KBOLT" optimize "$cloud" --profile "$prof" -o "$tmp/c.opt" ||
