@@ -75,6 +75,11 @@ struct dwarf_secs {
 	uint64_t aranges_size, info_size, abbrev_size, str_size, line_str_size;
 };
 
+struct cu_dwarf {
+	struct dwarf_secs d;
+	struct dwarf_abbrevs ab;
+};
+
 static const unsigned char *sec_bytes(struct kmeta_image *img, const char *name,
 				      uint64_t *size)
 {
@@ -154,16 +159,13 @@ static char *unit_path(const struct dwarf_secs *d, struct dwarf_abbrevs *ab, uin
 	return name && name[0] ? cu_path_key(name, dir) : NULL;
 }
 
-/* The address ranges of one .debug_aranges set (at r), of the unit path; NULL or why not */
-static const char *read_set(struct cu_paths *cp, const struct dwarf_secs *d,
-			    struct dwarf_abbrevs *ab, struct dwarf_reader *r)
+/* The address ranges of one .debug_aranges set (at r), of its unit; NULL or why not */
+static const char *read_set(struct cu_paths *cp, struct dwarf_reader *r)
 {
 	const unsigned char *set = r->p;
 	unsigned int offset_size, addr_size;
 	struct dwarf_reader s;
 	uint64_t len, info_off, tuple;
-	const char *why;
-	char *path;
 
 	len = dwarf_get_initial_length(r, &offset_size);
 	if (r->bad || len > (uint64_t)(r->end - r->p))
@@ -176,11 +178,8 @@ static const char *read_set(struct cu_paths *cp, const struct dwarf_secs *d,
 	addr_size = dwarf_get_fixed(&s, 1);
 	if (s.bad || (addr_size != 4 && addr_size != 8) || dwarf_get_fixed(&s, 1))
 		return "a .debug_aranges set header kbolt cannot read";
-	path = unit_path(d, ab, info_off, &why);
-	if (!path)
-		return why;
-	GROW(cp->paths, cp->cap_paths, cp->nr_paths + 1);
-	cp->paths[cp->nr_paths++] = path;
+	GROW(cp->units, cp->cap_units, cp->nr_units + 1);
+	cp->units[cp->nr_units++] = (struct cu_unit){ .info_off = info_off };
 	/* the tuples start at a multiple of twice the address size from the set's start */
 	tuple = 2 * addr_size;
 	s.p = set + (s.p - set + tuple - 1) / tuple * tuple;
@@ -193,13 +192,12 @@ static const char *read_set(struct cu_paths *cp, const struct dwarf_secs *d,
 			return NULL;
 		GROW(cp->ranges, cp->cap_ranges, cp->nr_ranges + 1);
 		cp->ranges[cp->nr_ranges++] = (struct cu_range){ start, start + size,
-								 cp->nr_paths - 1 };
+								 cp->nr_units - 1 };
 	}
 }
 
 int cu_paths_read(struct kmeta_image *img, struct cu_paths *cp)
 {
-	struct dwarf_abbrevs ab = { .off = UINT64_MAX };
 	struct dwarf_secs d;
 	struct dwarf_reader r;
 	const char *why = NULL;
@@ -214,10 +212,12 @@ int cu_paths_read(struct kmeta_image *img, struct cu_paths *cp)
 	d.line_str = sec_bytes(img, ".debug_line_str", &d.line_str_size);
 	if (!d.aranges || !d.info || !d.abbrev)
 		return 0;
+	cp->dwarf = xcalloc(1, sizeof(*cp->dwarf));
+	cp->dwarf->d = d;
+	cp->dwarf->ab.off = UINT64_MAX;
 	r = (struct dwarf_reader){ .p = d.aranges, .end = d.aranges + d.aranges_size };
 	while (r.p < r.end && !why)
-		why = read_set(cp, &d, &ab, &r);
-	dwarf_abbrevs_free(&ab);
+		why = read_set(cp, &r);
 	if (why) {
 		pr_err(img->path, "DWARF: %s", why);
 		cu_paths_free(cp);
@@ -228,18 +228,35 @@ int cu_paths_read(struct kmeta_image *img, struct cu_paths *cp)
 	return 0;
 }
 
-const char *cu_path_at(const struct cu_paths *cp, uint64_t addr)
+const char *cu_path_at(struct cu_paths *cp, uint64_t addr)
 {
 	size_t i = upper_bound_u64(cp->ranges, cp->nr_ranges, sizeof(*cp->ranges),
 				   offsetof(struct cu_range, start), addr);
+	struct cu_unit *u;
+	const char *why;
 
 	/* units do not overlap: the last one starting at or before addr, if it holds it */
 	if (!i || addr >= cp->ranges[i - 1].end)
 		return NULL;
-	return cp->paths[cp->ranges[i - 1].path];
+	u = &cp->units[cp->ranges[i - 1].unit];
+	if (!u->read) {
+		u->path = unit_path(&cp->dwarf->d, &cp->dwarf->ab, u->info_off, &why);
+		u->read = true;
+		if (why && !cp->why)
+			cp->why = why;
+	}
+	return u->path;
 }
 
-const char *cu_func_file(const struct cu_paths *cp, const struct kmeta_image *img,
+int cu_paths_check(const struct cu_paths *cp, const struct kmeta_image *img)
+{
+	if (!cp->why)
+		return 0;
+	pr_err(img->path, "DWARF: %s", cp->why);
+	return -EINVAL;
+}
+
+const char *cu_func_file(struct cu_paths *cp, const struct kmeta_image *img,
 			 const struct kmeta_sym *f)
 {
 	const char *path = cu_path_at(cp, f->addr);
@@ -251,9 +268,12 @@ const char *cu_func_file(const struct cu_paths *cp, const struct kmeta_image *im
 
 void cu_paths_free(struct cu_paths *cp)
 {
-	for (size_t i = 0; i < cp->nr_paths; i++)
-		free(cp->paths[i]);
-	free(cp->paths);
+	for (size_t i = 0; i < cp->nr_units; i++)
+		free(cp->units[i].path);
+	free(cp->units);
 	free(cp->ranges);
+	if (cp->dwarf)
+		dwarf_abbrevs_free(&cp->dwarf->ab);
+	free(cp->dwarf);
 	memset(cp, 0, sizeof(*cp));
 }

@@ -51,7 +51,7 @@ static void portable_free(struct portable *pp)
 struct source {
 	struct kmeta_image *img;
 	struct hash_ctx ctx;
-	struct cu_paths cus;
+	struct cu_paths *cus;
 	struct kmeta_sym **syms;	/* by address, each once */
 	struct hash_func *hfs;		/* parallel to syms */
 	size_t nr;
@@ -123,7 +123,7 @@ static bool find_place(struct source *s, uint64_t addr, struct portable_place *p
 
 static const char *file_name(const struct source *s, const struct kmeta_sym *f)
 {
-	return prof_or_dash(cu_func_file(&s->cus, s->img, f));
+	return prof_or_dash(cu_func_file(s->cus, s->img, f));
 }
 
 static void write_place(FILE *f, const struct source *s, const struct portable_place *pl)
@@ -199,12 +199,13 @@ static int check_names(const struct source *s, const char *path)
 
 int portable_write(struct kmeta_image *img, const struct prof *p, const char *out)
 {
-	struct source s = { .img = img };
+	struct cu_paths cus;
+	struct source s = { .img = img, .cus = &cus };
 	struct writing w = { .s = &s, .p = p };
 	uint32_t next = 0;
 	int err;
 
-	err = cu_paths_read(img, &s.cus);
+	err = cu_paths_read(img, &cus);
 	if (err)
 		return err;
 	func_hash_init(img, &s.ctx);
@@ -228,7 +229,9 @@ int portable_write(struct kmeta_image *img, const struct prof *p, const char *ou
 	for (size_t i = 0; i < s.nr; i++)	/* numbered by address, the used ones only */
 		if (s.index[i] != UINT32_MAX)
 			s.index[i] = next++;
-	err = check_names(&s, out);
+	err = check_names(&s, out);	/* asks every function's file first */
+	if (!err)
+		err = cu_paths_check(&cus, img);
 	if (!err && !w.nr_recs) {
 		pr_err(p->path, "none of its %zu records lies in %s's functions: nothing to write",
 		       p->nr_edges, img->path);
@@ -242,7 +245,7 @@ int portable_write(struct kmeta_image *img, const struct prof *p, const char *ou
 	free(s.syms);
 	free(s.index);
 	free(w.recs);
-	cu_paths_free(&s.cus);
+	cu_paths_free(&cus);
 	return err;
 }
 

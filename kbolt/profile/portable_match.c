@@ -48,7 +48,7 @@ struct matcher {
 	struct kmeta_image *img;
 	struct portable *pp;
 	struct hash_ctx ctx;
-	struct cu_paths cus;
+	struct cu_paths *cus;
 	struct name_entry *names;
 	size_t nr_names;
 	struct kmeta_sym **cands;	/* every candidate, by address, once */
@@ -112,7 +112,7 @@ static uint64_t name_key(const char *name)
 
 static const char *sym_file(const struct matcher *m, const struct kmeta_sym *sym)
 {
-	return cu_func_file(&m->cus, m->img, sym);
+	return cu_func_file(m->cus, m->img, sym);
 }
 
 enum file_relation { FILE_SAME, FILE_UNKNOWN, FILE_OTHER };
@@ -486,16 +486,18 @@ static void matcher_free(struct matcher *m)
 	free(m->assigned);
 	free(m->kind);
 	free(m->names);
-	cu_paths_free(&m->cus);
+	cu_paths_free(m->cus);
 }
 
 int portable_match(struct kmeta_image *img, struct prof *p)
 {
-	struct matcher m = { .img = img, .pp = p->portable };
+	struct cu_paths cus;
+	struct matcher m = { .img = img, .pp = p->portable, .cus = &cus };
 	struct portable_report *r = &m.pp->report;
 	size_t nr = m.pp->nr_funcs;
+	int err;
 
-	if (cu_paths_read(img, &m.cus))
+	if (cu_paths_read(img, &cus))
 		return -EINVAL;
 	func_hash_init(img, &m.ctx);
 	index_names(&m);
@@ -524,7 +526,10 @@ int portable_match(struct kmeta_image *img, struct prof *p)
 	}
 	map_records(&m, p);
 	p->need_match = false;
+	err = cu_paths_check(&cus, img);	/* of every unit asked for, since the start */
 	matcher_free(&m);
+	if (err)
+		return err;
 	if (!r->records_matched) {
 		pr_err(p->path, "none of its %zu records matched %s's functions: a profile of "
 		       "another kernel", r->records, img->path);
