@@ -70,7 +70,7 @@ KMETA_SRCS := $(addprefix kmeta/, main.c cmd_summary.c cmd_dump.c cmd_check.c cm
 # verify/ the proof, which knows kmeta and lib/ only; report/ what is drawn or
 # counted from a profile or a layout, and other tools' outputs mended
 KBOLT_LIB_SRCS := $(addprefix kbolt/lib/, parallel.c outfile.c output.c bat.c)
-KBOLT_LIB_SRCS += $(addprefix kbolt/profile/, profile.c prof_kbolt.c prof_bolt.c prof_perf.c \
+KBOLT_LIB_SRCS += $(addprefix kbolt/profile/, profile.c cu_path.c prof_kbolt.c prof_bolt.c prof_perf.c \
 	prof_fdata.c merge.c profile_match.c profile_symbols.c check_profile.c func_hash.c \
 	portable.c portable_match.c translate.c prof_yaml.c yaml_map.c yaml_write.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/model/, func.c)

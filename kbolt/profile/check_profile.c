@@ -124,56 +124,56 @@ static bool is_range(const struct prof_edge *e, const struct kmeta_insn *in)
 /*
  * A range is straight-line code from its first instruction (in, which can fall
  * through) to TO, inside one function: jcc not taken and calls returned from may lie
- * in between, not a jmp, ret or trap.  1 if it runs into code patched at boot (not
- * checked), else 0 with *why NULL or the reason it disagrees.
+ * in between, not a jmp, ret or trap.  EDGE_PATCHED if it runs into code patched at
+ * boot (not checked).
  */
-static int range_mismatch(struct kmeta_image *img, const struct prof_edge *e,
-			  struct kmeta_insn in, const struct kmeta_range *patched,
-			  size_t nr_patched, const char **why)
+static enum edge_verdict range_verdict(struct kmeta_image *img, const struct prof_edge *e,
+				       struct kmeta_insn in, const struct kmeta_range *patched,
+				       size_t nr_patched, const char **why)
 {
 	struct kmeta_sym *func = kmeta_find_func_containing(img, e->from);
 
-	*why = NULL;
 	if (!func || e->to >= func->addr + func->size) {
 		*why = "fall-through does not reach the next instruction";
-		return 0;
+		return EDGE_DISAGREES;
 	}
 	for (uint64_t next = in.addr + in.len; next != e->to; next = in.addr + in.len) {
 		if (next > e->to) {
 			*why = "fall-through range does not end at an instruction boundary";
-			return 0;
+			return EDGE_DISAGREES;
 		}
 		if (profile_is_patched(patched, nr_patched, next))
-			return 1;
+			return EDGE_PATCHED;
 		if (kmeta_insn_decode(img, next, &in)) {
 			*why = "not an instruction";
-			return 0;
+			return EDGE_DISAGREES;
 		}
 		if (kmeta_insn_ends_flow(&in)) {
 			*why = "fall-through range crosses an instruction that cannot fall through";
-			return 0;
+			return EDGE_DISAGREES;
 		}
 	}
-	return 0;
+	return EDGE_AGREES;
 }
 
-int profile_edge_disagrees(struct kmeta_image *img, const struct prof_edge *e,
-			   const struct kmeta_range *patched, size_t nr_patched, const char **why)
+enum edge_verdict profile_edge_verdict(struct kmeta_image *img, const struct prof_edge *e,
+				       const struct kmeta_range *patched, size_t nr_patched,
+				       const char **why)
 {
 	struct kmeta_insn in;
 
 	*why = NULL;
 	if (profile_is_patched(patched, nr_patched, e->from))
-		return 1;
+		return EDGE_PATCHED;
 	if (e->kind == PK_SAMPLE)
 		*why = sample_mismatch(img, e);
 	else if (kmeta_insn_decode(img, e->from, &in))
 		*why = "not an instruction";
 	else if (is_range(e, &in))
-		return range_mismatch(img, e, in, patched, nr_patched, why);
+		return range_verdict(img, e, in, patched, nr_patched, why);
 	else
 		*why = edge_mismatch(e, &in);
-	return 0;
+	return *why ? EDGE_DISAGREES : EDGE_AGREES;
 }
 
 int profile_check(struct kmeta_image *img, const struct prof *p, struct profile_check *res,
@@ -199,13 +199,15 @@ int profile_check(struct kmeta_image *img, const struct prof *p, struct profile_
 			res->outside++;
 			continue;
 		}
-		if (profile_edge_disagrees(img, e, patched, nr_patched, &why)) {
+		switch (profile_edge_verdict(img, e, patched, nr_patched, &why)) {
+		case EDGE_PATCHED:
 			res->patched++;
 			continue;
-		}
-		if (!why) {
+		case EDGE_AGREES:
 			res->agree++;
 			continue;
+		case EDGE_DISAGREES:
+			break;
 		}
 		res->disagree++;
 		res->disagree_weight += e->count;

@@ -25,12 +25,20 @@ int profile_patched_ranges(struct kmeta_image *img, struct kmeta_range **out, si
 /* addr lies in one of the nr sorted ranges r */
 bool profile_is_patched(const struct kmeta_range *r, size_t nr, uint64_t addr);
 
+/* What the code says of a record */
+enum edge_verdict {
+	EDGE_AGREES,		/* the decoding confirms it */
+	EDGE_DISAGREES,		/* it does not: *why says how */
+	EDGE_PATCHED,		/* it leaves code the kernel rewrites at boot: not judged */
+};
+
 /*
- * Does the edge e of img's code disagree with it?  1 if it leaves code patched at boot
- * (not judged), else 0 with *why NULL, or the reason it disagrees
+ * The verdict on the edge e of img's code; *why, the reason, set for EDGE_DISAGREES
+ * only (NULL otherwise)
  */
-int profile_edge_disagrees(struct kmeta_image *img, const struct prof_edge *e,
-			   const struct kmeta_range *patched, size_t nr_patched, const char **why);
+enum edge_verdict profile_edge_verdict(struct kmeta_image *img, const struct prof_edge *e,
+				       const struct kmeta_range *patched, size_t nr_patched,
+				       const char **why);
 /* Check every edge of p against img; report() is called for each disagreement. */
 int profile_check(struct kmeta_image *img, const struct prof *p, struct profile_check *res,
 		  void (*report)(struct kmeta_image *img, const struct prof_edge *e,

@@ -6,11 +6,11 @@
  * portable_match.c.
  *
  *   # comment
- *   kbolt-portable 1
+ *   kbolt-portable 2                      1: FILE a basename (STT_FILE's), read still
  *   build-id HEX | -          of the build it was made from: informational
  *   release RELEASE | -
  *   recorder NAME
- *   function NAME FILE HASH SIZE NR_BLOCKS    FILE "-" for a global symbol
+ *   function NAME FILE HASH SIZE NR_BLOCKS    FILE: cu_path.h's, "-" if unknown
  *   block OFF NR_INSNS STRICT LOOSE           NR_BLOCKS of them, by offset
  *   B FROM TO COUNT KIND                      FROM, TO: F.B.I[+D], decimal: function,
  *   F FROM TO COUNT                           block, instruction, byte in it
@@ -26,13 +26,14 @@
 #include "../../common/util.h"
 #include "../lib/outfile.h"
 #include "../lib/parallel.h"
+#include "cu_path.h"
 #include "func_hash.h"
 #include "portable.h"
 
 #define BLANKS " \t"
 #define MAX_FIELDS 7
 
-void portable_free(struct portable *pp)
+static void portable_free(struct portable *pp)
 {
 	if (!pp)
 		return;
@@ -50,6 +51,7 @@ void portable_free(struct portable *pp)
 struct source {
 	struct kmeta_image *img;
 	struct hash_ctx ctx;
+	struct cu_paths *cus;
 	struct kmeta_sym **syms;	/* by address, each once */
 	struct hash_func *hfs;		/* parallel to syms */
 	size_t nr;
@@ -121,9 +123,7 @@ static bool find_place(struct source *s, uint64_t addr, struct portable_place *p
 
 static const char *file_name(const struct source *s, const struct kmeta_sym *f)
 {
-	const char *name = f->file ? s->img->syms[f->file].name : NULL;
-
-	return name && name[0] ? name : "-";
+	return prof_or_dash(cu_func_file(s->cus, s->img, f));
 }
 
 static void write_place(FILE *f, const struct source *s, const struct portable_place *pl)
@@ -162,7 +162,7 @@ static int write_portable(FILE *f, const void *arg)
 	const struct writing *w = arg;
 	const struct prof *p = w->p;
 
-	fprintf(f, "# kbolt portable profile\nkbolt-portable 1\nbuild-id %s\nrelease %s\n"
+	fprintf(f, "# kbolt portable profile\nkbolt-portable 2\nbuild-id %s\nrelease %s\n"
 		"recorder %s\n", prof_or_dash(p->build_id), prof_or_dash(p->release),
 		prof_or_dash(p->recorder));
 	fprintf(f, "# %zu records, %zu left out: an end outside the code of any function\n",
@@ -199,11 +199,15 @@ static int check_names(const struct source *s, const char *path)
 
 int portable_write(struct kmeta_image *img, const struct prof *p, const char *out)
 {
-	struct source s = { .img = img };
+	struct cu_paths cus;
+	struct source s = { .img = img, .cus = &cus };
 	struct writing w = { .s = &s, .p = p };
 	uint32_t next = 0;
 	int err;
 
+	err = cu_paths_read(img, &cus);
+	if (err)
+		return err;
 	func_hash_init(img, &s.ctx);
 	collect_funcs(&s, p);
 	w.recs = xcalloc(p->nr_edges ? p->nr_edges : 1, sizeof(*w.recs));
@@ -225,7 +229,9 @@ int portable_write(struct kmeta_image *img, const struct prof *p, const char *ou
 	for (size_t i = 0; i < s.nr; i++)	/* numbered by address, the used ones only */
 		if (s.index[i] != UINT32_MAX)
 			s.index[i] = next++;
-	err = check_names(&s, out);
+	err = check_names(&s, out);	/* asks every function's file first */
+	if (!err)
+		err = cu_paths_check(&cus, img);
 	if (!err && !w.nr_recs) {
 		pr_err(p->path, "none of its %zu records lies in %s's functions: nothing to write",
 		       p->nr_edges, img->path);
@@ -239,6 +245,7 @@ int portable_write(struct kmeta_image *img, const struct prof *p, const char *ou
 	free(s.syms);
 	free(s.index);
 	free(w.recs);
+	cu_paths_free(&cus);
 	return err;
 }
 
@@ -360,7 +367,8 @@ static int parse_header(struct prof *p, char **field, int nr, bool *seen_version
 		return -EINVAL;
 	if (!strcmp(field[0], "kbolt-portable")) {
 		*seen_version = true;
-		return strcmp(field[1], "1") ? -EPROTO : 0;
+		/* 1 wrote a basename for FILE, 2 a path: portable_match.c compares either */
+		return strcmp(field[1], "1") && strcmp(field[1], "2") ? -EPROTO : 0;
 	}
 	if (!strcmp(field[0], "build-id"))
 		dest = p->build_id, size = sizeof(p->build_id);
@@ -406,6 +414,7 @@ static int portable_read(struct prof *p, FILE *f)
 	int err;
 
 	p->portable = xcalloc(1, sizeof(*p->portable));
+	p->need_match = true;
 	while ((err = prof_read_line(p, f, line, sizeof(line), &lineno)) > 0) {
 		if (line[0] == '#' || line[0] == '\0')
 			continue;
@@ -419,7 +428,7 @@ static int portable_read(struct prof *p, FILE *f)
 		}
 	}
 	if (!err && !seen_version) {
-		pr_err(p->path, "no 'kbolt-portable 1' line: not a portable profile");
+		pr_err(p->path, "no 'kbolt-portable' version line: not a portable profile");
 		err = -EINVAL;
 	} else if (!err && !func_complete(p->portable, nr_read)) {
 		pr_err(p->path, "line %zu: the last function has fewer blocks than it says", lineno);
@@ -428,8 +437,15 @@ static int portable_read(struct prof *p, FILE *f)
 	return err;
 }
 
+static void portable_release(struct prof *p)
+{
+	portable_free(p->portable);
+	p->portable = NULL;
+}
+
 const struct prof_format prof_format_portable = {
 	.name = "portable",
 	.probe = portable_probe,
 	.read = portable_read,
+	.release = portable_release,
 };

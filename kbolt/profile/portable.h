@@ -56,13 +56,11 @@ struct portable {
 	size_t nr_funcs, cap_funcs;
 	struct portable_rec *recs;
 	size_t nr_recs, cap_recs;
-	struct portable_report report;	/* once matched */
-	bool matched;
+	struct portable_report report;	/* once matched (prof.need_match false) */
 };
 
 extern const struct prof_format prof_format_portable;
 
-void portable_free(struct portable *pp);
 /*
  * kbolt profile portable: p, a profile of img (profile_match()ed), written portable to
  * out.  0 or a negative errno, after reporting.

@@ -1,20 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A portable profile (portable.c) matched onto a build: each of its functions is found
- * by name and source file, its blocks by their hashes (func_hash.c), and its records
- * become address records of the build, for the optimizer and check-profile as if
- * recorded there.  Documentation/profile-format.rst, "Matching", gives the rules:
+ * by name and source file (cu_path.h), its blocks by their hashes (func_hash.c), and
+ * its records become address records of the build, for the optimizer and
+ * check-profile as if recorded there.  Documentation/profile-format.rst, "Matching",
+ * gives the rules:
  *
  *   1. a function of the same name and file whose hash is equal: matched exactly, its
  *      blocks one for one;
- *   2. else one of the same name and file: matched by hash, each block to a block of
- *      the same loose hash, of the same strict hash if there is one, nearest in offset;
+ *   2. else one of the same name and file: matched by hash, its blocks by
+ *      map_blocks(), each new block given to one old block at most;
  *   3. else a clone of it (foo.isra.2 for foo.isra.1: the numbers of GCC's .isra,
  *      .constprop, .part clones shift between builds), the same hash first, else the
  *      one with the most blocks in common, its blocks as in 2;
  *   4. else another form of it (foo.part.0 for foo, foo for foo.isra.0: whether GCC
  *      clones a function changes between builds too), chosen as in 3;
- *   5. else the function is dropped, and every record with an end in it.
+ *   5. else, where one side does not know the function's file (a global symbol of a
+ *      build without DWARF, which a static one of the other build is not), 1 to 4
+ *      again among the functions of any file;
+ *   6. else the function is dropped, and every record with an end in it.
  *
  * Each function of the build is given to one function of the profile at most, the
  * exact matches first.  Candidates are hashed in parallel; the rest is sequential, in
@@ -28,12 +32,13 @@
 #include "../../common/util.h"
 #include "../lib/parallel.h"
 #include "check_profile.h"
+#include "cu_path.h"
 #include "func_hash.h"
 #include "portable.h"
 
 enum match_kind { MATCH_NONE, MATCH_EXACT, MATCH_HASH, MATCH_CLONE };
 
-/* A function of the build under its key: a hash of its base name and file */
+/* A function of the build under its key: a hash of its root name */
 struct name_entry {
 	uint64_t key;
 	struct kmeta_sym *sym;
@@ -43,6 +48,7 @@ struct matcher {
 	struct kmeta_image *img;
 	struct portable *pp;
 	struct hash_ctx ctx;
+	struct cu_paths *cus;
 	struct name_entry *names;
 	size_t nr_names;
 	struct kmeta_sym **cands;	/* every candidate, by address, once */
@@ -95,20 +101,52 @@ static const char *root_name(const char *name, char *buf, size_t size)
 	return buf;
 }
 
-/* The index's key: the root name and the file */
-static uint64_t name_key(const char *name, const char *file)
+/* The index's key: the root name (the file is compared after, file_relation()) */
+static uint64_t name_key(const char *name)
 {
 	char buf[512];
 
 	root_name(name, buf, sizeof(buf));
-	/* with its NUL, which no name holds: the name ends there */
-	return func_hash_bytes(func_hash_bytes(FUNC_HASH_BASIS, buf, strlen(buf) + 1), file,
-			       strlen(file));
+	return func_hash_bytes(FUNC_HASH_BASIS, buf, strlen(buf));
 }
 
-static const char *sym_file(const struct kmeta_image *img, const struct kmeta_sym *sym)
+static const char *sym_file(const struct matcher *m, const struct kmeta_sym *sym)
 {
-	return sym->file ? img->syms[sym->file].name : "";
+	return cu_func_file(m->cus, m->img, sym);
+}
+
+enum file_relation { FILE_SAME, FILE_UNKNOWN, FILE_OTHER };
+
+/* The last part of path, without its extension: its length, from *start */
+static size_t stem(const char *path, const char **start)
+{
+	const char *slash = strrchr(path, '/'), *dot;
+
+	*start = slash ? slash + 1 : path;
+	dot = strrchr(*start, '.');
+	return dot && dot != *start ? (size_t)(dot - *start) : strlen(*start);
+}
+
+/*
+ * Is a the file b?  Two paths (of compile units) compare whole; a path and a basename
+ * (a build without DWARF, a profile of format 1), or two basenames, by their last
+ * part without its extension (the STT_FILE symbol of an assembly file names its
+ * object: head_64.o for arch/x86/kernel/head_64.S); a file one side does not know
+ * ("": a global symbol of a build without DWARF) may be any, and is the other side's
+ * if it knows none either
+ */
+static enum file_relation file_relation(const char *a, const char *b)
+{
+	const char *sa, *sb;
+	size_t na, nb;
+
+	if (!a[0] || !b[0])
+		return a[0] || b[0] ? FILE_UNKNOWN : FILE_SAME;
+	if (strchr(a, '/') && strchr(b, '/'))
+		return strcmp(a, b) ? FILE_OTHER : FILE_SAME;
+	na = stem(a, &sa);
+	nb = stem(b, &sb);
+	return na == nb && !memcmp(sa, sb, na) ? FILE_SAME : FILE_OTHER;
 }
 
 /* Every function symbol of the build by key, each key's in address order */
@@ -120,20 +158,19 @@ static void index_names(struct matcher *m)
 	for (size_t i = 0; i < img->nr_funcs; i++) {
 		struct kmeta_sym *sym = img->funcs[i];
 
-		m->names[m->nr_names++] = (struct name_entry){
-			name_key(sym->name, sym_file(img, sym)), sym };
+		m->names[m->nr_names++] = (struct name_entry){ name_key(sym->name), sym };
 	}
 	sort_by_u64_key(m->names, m->nr_names, sizeof(*m->names),
 			offsetof(struct name_entry, key));
 }
 
-/* Is sym a form of the function f: the same root name and file? */
-static bool same_root(const struct kmeta_image *img, const struct kmeta_sym *sym,
+/* Is sym a form of the function f: the same root name, and the file not another? */
+static bool same_root(const struct matcher *m, const struct kmeta_sym *sym,
 		      const struct portable_func *f)
 {
 	char a[512], b[512];
 
-	return !strcmp(sym_file(img, sym), f->file) &&
+	return file_relation(sym_file(m, sym), f->file) != FILE_OTHER &&
 	       !strcmp(root_name(sym->name, a, sizeof(a)), root_name(f->name, b, sizeof(b)));
 }
 
@@ -164,14 +201,14 @@ static void find_candidates(struct matcher *m)
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < pp->nr_funcs; i++) {
 			const struct portable_func *f = &pp->funcs[i];
-			uint64_t key = name_key(f->name, f->file);
+			uint64_t key = name_key(f->name);
 			size_t k = lower_bound_u64(m->names, m->nr_names, sizeof(*m->names),
 						   offsetof(struct name_entry, key), key);
 
 			if (pass)
 				m->cand_first[i] = nr_list;
 			for (; k < m->nr_names && m->names[k].key == key; k++) {
-				if (!same_root(m->img, m->names[k].sym, f))
+				if (!same_root(m, m->names[k].sym, f))
 					continue;
 				if (!pass) {
 					GROW(all, cap, n + 1);
@@ -241,11 +278,11 @@ static enum relation relation(const struct kmeta_sym *sym, const struct portable
 }
 
 /*
- * The best untaken candidate of function i so related: the one of equal hash first,
- * else the one with the best block score (above 0); -1 if none
+ * The best untaken candidate of function i so related, its file so related: the one of
+ * equal hash first, else the one with the best block score (above 0); -1 if none
  */
 static long best_candidate(const struct matcher *m, size_t i, enum relation rel,
-			   bool hash_only)
+			   enum file_relation file, bool hash_only)
 {
 	const struct portable_func *f = &m->pp->funcs[i];
 	size_t best_score = 0;
@@ -254,7 +291,8 @@ static long best_candidate(const struct matcher *m, size_t i, enum relation rel,
 	for (size_t k = m->cand_first[i]; k < m->cand_first[i + 1]; k++) {
 		size_t c = m->cand_list[k], score;
 
-		if (m->taken[c] || relation(m->cands[c], f) != rel || !m->hfs[c].nr_blocks)
+		if (m->taken[c] || relation(m->cands[c], f) != rel || !m->hfs[c].nr_blocks ||
+		    file_relation(sym_file(m, m->cands[c]), f->file) != file)
 			continue;
 		if (m->hfs[c].hash == f->hash)
 			return c;
@@ -269,7 +307,10 @@ static long best_candidate(const struct matcher *m, size_t i, enum relation rel,
 	return best;
 }
 
-/* Functions to candidates: exact matches, then by hash, then clones, then other forms */
+/*
+ * Functions to candidates: exact matches, then by hash, then clones, then other forms,
+ * all of the same file; then all four again where one side does not know the file
+ */
 static void assign(struct matcher *m)
 {
 	static const struct { unsigned char rel; bool hash_only; unsigned char kind; } passes[] = {
@@ -277,13 +318,16 @@ static void assign(struct matcher *m)
 		{ SAME_BASE, false, MATCH_CLONE }, { SAME_ROOT, false, MATCH_CLONE },
 	};
 
-	for (size_t p = 0; p < ARRAY_SIZE(passes); p++) {
+	for (size_t q = 0; q < 2 * ARRAY_SIZE(passes); q++) {
+		size_t p = q % ARRAY_SIZE(passes);
+		enum file_relation file = q < ARRAY_SIZE(passes) ? FILE_SAME : FILE_UNKNOWN;
+
 		for (size_t i = 0; i < m->pp->nr_funcs; i++) {
 			long c;
 
 			if (m->assigned[i] >= 0)
 				continue;
-			c = best_candidate(m, i, passes[p].rel, passes[p].hash_only);
+			c = best_candidate(m, i, passes[p].rel, file, passes[p].hash_only);
 			if (c < 0)
 				continue;
 			m->assigned[i] = c;
@@ -293,33 +337,36 @@ static void assign(struct matcher *m)
 	}
 }
 
-/* A new block for old block ob: same loose hash, same strict if any, nearest offset */
+/*
+ * The untaken new block nearest in offset to old block ob (the first of two as near)
+ * of its loose hash and number of instructions, and of its strict hash if strict; -1
+ */
 static long match_block(const struct portable_block *ob, const struct hash_func *hf,
-			bool *strict)
+			const bool *taken, bool strict)
 {
 	uint64_t best_dist = UINT64_MAX;
 	long best = -1;
 
-	*strict = false;
 	for (uint32_t b = 0; b < hf->nr_blocks; b++) {
 		const struct hash_block *nb = &hf->blocks[b];
-		bool s = nb->strict == ob->strict;
 		uint64_t dist = nb->off > ob->off ? nb->off - ob->off : ob->off - nb->off;
 
-		if (nb->loose != ob->loose || nb->nr_insns != ob->nr_insns || (*strict && !s))
+		if (taken[b] || nb->loose != ob->loose || nb->nr_insns != ob->nr_insns ||
+		    (strict && nb->strict != ob->strict))
 			continue;
-		if ((s && !*strict) || dist < best_dist) {
+		if (dist < best_dist) {
 			best_dist = dist;
 			best = b;
-			*strict = s;
 		}
 	}
 	return best;
 }
 
 /*
- * Function i's blocks onto its candidate's: one for one if the hashes are equal,
- * else by match_block().  A strict block match is marked by adding nr_blocks.
+ * Function i's blocks onto its candidate's, one for one: all of them if the hashes are
+ * equal; else each new block given to one old block at most, first by strict hash,
+ * then by loose hash, the old blocks in order each taking match_block()'s.  A strict
+ * block match is marked by adding nr_blocks.
  */
 static void map_blocks(struct matcher *m, size_t i)
 {
@@ -327,19 +374,31 @@ static void map_blocks(struct matcher *m, size_t i)
 	const struct hash_func *hf = &m->hfs[m->assigned[i]];
 	struct portable_report *r = &m->pp->report;
 	bool same = hf->hash == f->hash && hf->nr_blocks == f->nr_blocks;
+	long *map = xmalloc(f->nr_blocks * sizeof(*map));
+	bool *taken;
 
 	m->same[i] = same;
-	m->block_map[i] = xcalloc(f->nr_blocks, sizeof(**m->block_map));
-	for (uint32_t b = 0; b < f->nr_blocks; b++) {
-		bool strict = true;
-		long nb = same ? (long)b : match_block(&f->blocks[b], hf, &strict);
+	m->block_map[i] = map;
+	for (uint32_t b = 0; b < f->nr_blocks; b++)
+		map[b] = same ? (long)(b + hf->nr_blocks) : -1;
+	if (same)
+		return;
+	taken = xcalloc(hf->nr_blocks + 1, sizeof(*taken));
+	for (int strict = 1; strict >= 0; strict--) {
+		for (uint32_t b = 0; b < f->nr_blocks; b++) {
+			long nb = map[b] < 0 ? match_block(&f->blocks[b], hf, taken, strict) : -1;
 
-		m->block_map[i][b] = nb < 0 ? -1 : strict ? nb + hf->nr_blocks : nb;
-		if (same)
-			continue;
-		if (nb < 0)
+			if (nb < 0)
+				continue;
+			taken[nb] = true;
+			map[b] = strict ? nb + hf->nr_blocks : nb;
+		}
+	}
+	free(taken);
+	for (uint32_t b = 0; b < f->nr_blocks; b++) {
+		if (map[b] < 0)
 			r->blocks_dropped++;
-		else if (strict)
+		else if (map[b] >= hf->nr_blocks)
 			r->blocks_exact++;
 		else
 			r->blocks_loose++;
@@ -374,7 +433,7 @@ static bool place_addr(const struct matcher *m, const struct portable_place *pl,
 /*
  * A record of code that changed must still be one of its code: a jcc whose target
  * moved to another block, a fall-through into a block that is no longer next, are
- * dropped (profile_edge_disagrees(), as check-profile judges)
+ * dropped (profile_edge_verdict(), as check-profile judges)
  */
 static bool agrees(struct matcher *m, const struct portable_rec *rec,
 		   const struct prof_edge *e)
@@ -385,7 +444,7 @@ static bool agrees(struct matcher *m, const struct portable_rec *rec,
 		return true;
 	if (!m->patched && profile_patched_ranges(m->img, &m->patched, &m->nr_patched))
 		return true;	/* said; the check then judges the records */
-	return profile_edge_disagrees(m->img, e, m->patched, m->nr_patched, &why) || !why;
+	return profile_edge_verdict(m->img, e, m->patched, m->nr_patched, &why) != EDGE_DISAGREES;
 }
 
 static void map_records(struct matcher *m, struct prof *p)
@@ -427,14 +486,19 @@ static void matcher_free(struct matcher *m)
 	free(m->assigned);
 	free(m->kind);
 	free(m->names);
+	cu_paths_free(m->cus);
 }
 
 int portable_match(struct kmeta_image *img, struct prof *p)
 {
-	struct matcher m = { .img = img, .pp = p->portable };
+	struct cu_paths cus;
+	struct matcher m = { .img = img, .pp = p->portable, .cus = &cus };
 	struct portable_report *r = &m.pp->report;
 	size_t nr = m.pp->nr_funcs;
+	int err;
 
+	if (cu_paths_read(img, &cus))
+		return -EINVAL;
 	func_hash_init(img, &m.ctx);
 	index_names(&m);
 	find_candidates(&m);
@@ -461,8 +525,11 @@ int portable_match(struct kmeta_image *img, struct prof *p)
 			map_blocks(&m, i);
 	}
 	map_records(&m, p);
-	m.pp->matched = true;
+	p->need_match = false;
+	err = cu_paths_check(&cus, img);	/* of every unit asked for, since the start */
 	matcher_free(&m);
+	if (err)
+		return err;
 	if (!r->records_matched) {
 		pr_err(p->path, "none of its %zu records matched %s's functions: a profile of "
 		       "another kernel", r->records, img->path);

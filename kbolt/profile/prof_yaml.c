@@ -397,8 +397,16 @@ static int yaml_read(struct prof *p, FILE *f)
 	return err;
 }
 
+/* yaml_map() frees it once the records are addresses; else here */
+static void yaml_release(struct prof *p)
+{
+	bolt_yaml_free(p->yaml);
+	p->yaml = NULL;
+}
+
 const struct prof_format prof_format_yaml = {
 	.name = "yaml",
 	.probe = yaml_probe,
 	.read = yaml_read,
+	.release = yaml_release,
 };

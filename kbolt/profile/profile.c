@@ -9,8 +9,6 @@
 #include <string.h>
 
 #include "../../common/util.h"
-#include "bolt_yaml.h"
-#include "portable.h"
 #include "profile.h"
 
 static const struct prof_format *const formats[] = {
@@ -140,7 +138,7 @@ int prof_need_addresses(const struct prof *p)
 		       p->yaml ? "YAML" : "fdata");
 		return -EINVAL;
 	}
-	if (p->portable && !p->portable->matched) {
+	if (p->need_match) {
 		pr_err(p->path, "a portable profile has no addresses until matched onto a vmlinux: "
 		       "give it to optimize or check-profile, or use the address profile it was "
 		       "made from");
@@ -186,8 +184,8 @@ void prof_free(struct prof *p)
 {
 	if (!p)
 		return;
-	portable_free(p->portable);
-	bolt_yaml_free(p->yaml);
+	if (p->fmt && p->fmt->release)
+		p->fmt->release(p);
 	free(p->edges);
 	free(p->symlocs);
 	for (size_t i = 0; i < p->nr_names; i++)

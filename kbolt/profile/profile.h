@@ -68,9 +68,11 @@ struct prof {
 	uint64_t nr_dropped;
 	/*
 	 * A portable profile (portable.h): its records, by function and block, until
-	 * profile_match() finds them in a build and makes them the edges
+	 * profile_match() finds them in a build and makes them the edges (need_match
+	 * until then)
 	 */
 	struct portable *portable;
+	bool need_match;
 	/*
 	 * BOLT's YAML (bolt_yaml.h): its records, by function and BOLT's block ids, until
 	 * profile_match() finds the blocks in the vmlinux and makes them the edges
@@ -93,6 +95,8 @@ struct prof_format {
 	bool (*probe)(const char *first_line);
 	/* read the whole stream; 0 or a negative errno after reporting "path:line: ..." */
 	int (*read)(struct prof *p, FILE *f);
+	/* free what read() hung on p besides the edges and names (NULL: nothing) */
+	void (*release)(struct prof *p);
 };
 
 extern const struct prof_format prof_format_kbolt, prof_format_bolt, prof_format_perf,

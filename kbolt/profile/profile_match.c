@@ -161,7 +161,7 @@ int profile_match(struct kmeta_image *img, struct prof *p, bool force)
 		return -EINVAL;
 	/* of another build by design: found in this one by names and hashes, once */
 	if (p->portable)
-		return p->portable->matched ? 0 : portable_match(img, p);
+		return p->need_match ? portable_match(img, p) : 0;
 	if (take_out_slide(img, p))
 		return -EINVAL;
 	if (!p->nr_edges) {
