@@ -69,13 +69,13 @@ KMETA_SRCS := $(addprefix kmeta/, main.c cmd_summary.c cmd_dump.c cmd_check.c cm
 # passes in pipeline order (kbolt/pass/optimize.c is their table of contents);
 # verify/ the proof, which knows kmeta and lib/ only; report/ what is drawn or
 # counted from a profile or a layout, and other tools' outputs mended
-KBOLT_LIB_SRCS := $(addprefix kbolt/lib/, parallel.c outfile.c output.c bat.c)
+KBOLT_LIB_SRCS := $(addprefix kbolt/lib/, parallel.c outfile.c output.c bat_format.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/profile/, profile.c prof_kbolt.c prof_bolt.c prof_perf.c \
 	prof_fdata.c merge.c profile_match.c profile_symbols.c check_profile.c func_hash.c \
 	portable.c portable_match.c translate.c prof_yaml.c yaml_map.c yaml_write.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/model/, func.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/pass/, optimize.c decode.c refs.c cfg.c prof_map.c infer.c \
-	layout.c ext_tsp.c emit.c orc_gen.c rewrite.c bat.c dwarf_io.c dwarf_line.c \
+	layout.c ext_tsp.c emit.c orc_gen.c rewrite.c bat_build.c dwarf_io.c dwarf_line.c \
 	dwarf_frame.c dwarf_info.c dwarf_loc.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/verify/, verify.c model.c walk.c flow.c meta.c values.c \
 	dwarf.c)

@@ -216,7 +216,7 @@ struct opt {
 /* Free the whole model but the image (and opt->o), which stay */
 void opt_free_model(struct opt *opt);
 
-/* bat.c: the translation table of the moved functions (lib/bat.h), from emit's plans */
+/* bat_build.c: the translation table of the moved functions (lib/bat.h), from emit's plans */
 struct bat;
 void bat_build(const struct opt *opt, struct bat *b);
 struct func *find_func_containing(struct opt *opt, uint64_t addr);
