@@ -287,7 +287,7 @@ int orc_write(struct opt *opt);
 int rewrite_image(struct opt *opt);
 
 /*
- * dwarf_line.c (--update-debug).  Before the layouts, dwarf_line_judge() finds whether
+ * dwarf/line.c (--update-debug).  Before the layouts, dwarf_line_judge() finds whether
  * kbolt can update the line table, changing nothing (so other passes may run beside
  * it), and dwarf_line_keep() then keeps every function if it cannot (a skip, with a
  * warning).  dwarf_line_rewrite(), after rewrite_image(): the new .debug_line and what
@@ -302,17 +302,17 @@ struct line_verdict {
 };
 void dwarf_line_judge(struct opt *opt, struct line_verdict *v);
 void dwarf_line_keep(struct opt *opt, const struct line_verdict *v);
-/* its patches of .debug_info into ps, which dwarf_patches_apply() writes (dwarf_io.h) */
+/* its patches of .debug_info into ps, which dwarf_patches_apply() writes (dwarf/io.h) */
 int dwarf_line_rewrite(struct opt *opt, struct output_secs *out, struct dwarf_patches *ps);
 /*
- * dwarf_frame.c (--update-debug), the same for .debug_frame: dwarf_frame_check() keeps
+ * dwarf/frame.c (--update-debug), the same for .debug_frame: dwarf_frame_check() keeps
  * every function whose call frame information kbolt cannot update where it is,
  * dwarf_frame_rewrite() writes the new section and its relocations
  */
 void dwarf_frame_check(struct opt *opt);
 int dwarf_frame_rewrite(struct opt *opt, struct output_secs *out);
 /*
- * dwarf_info.c (--update-debug), the code addresses of .debug_info (scopes, call sites,
+ * dwarf/info.c (--update-debug), the code addresses of .debug_info (scopes, call sites,
  * labels) and their range lists: dwarf_info_check() keeps every function where one is
  * no place kbolt can map, dwarf_info_rewrite() patches them (into ps) and writes the
  * new range lists

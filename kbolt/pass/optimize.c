@@ -45,6 +45,7 @@
 
 #include "../../common/json.h"
 #include "../../common/util.h"
+#include "../dwarf/io.h"
 #include "../lib/bat.h"
 #include "../lib/output.h"
 #include "../lib/parallel.h"
@@ -54,7 +55,6 @@
 #include "../report/dyno.h"
 #include "../verify/verify.h"
 #include "../version.h"
-#include "dwarf_io.h"
 #include "optimize.h"
 
 struct opt_stats {

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The walk of .debug_info that --update-debug's code addresses take (dwarf_info.c),
- * shared with the location lists of its DIEs (dwarf_loc.c): a DIE's attributes that
+ * The walk of .debug_info that --update-debug's code addresses take (info.c),
+ * shared with the location lists of its DIEs (loc.c): a DIE's attributes that
  * hold code addresses or list offsets, the list sections and their new contributions,
  * and where old code went.
  */
-#ifndef KBOLT_PASS_DWARF_INFO_H
-#define KBOLT_PASS_DWARF_INFO_H
+#ifndef KBOLT_DWARF_INFO_H
+#define KBOLT_DWARF_INFO_H
 
-#include "dwarf_io.h"
+#include "io.h"
 #include "../model/opt.h"
 
 enum {
@@ -26,7 +26,7 @@ enum {
 	AT_KBOLT_FILLER = 0x2b01,
 	RLE_END = 0, RLE_OFFSET_PAIR = 4, RLE_BASE = 5, RLE_START_END = 6,
 	RLE_START_LENGTH = 7,
-	/* location lists (dwarf_loc.c) */
+	/* location lists (loc.c) */
 	AT_LOCATION = 0x02, AT_GNU_LOCVIEWS = 0x2137, FORM_LOCLISTX = 0x22,
 	LLE_END = 0, LLE_OFFSET_PAIR = 4, LLE_BASE = 6, LLE_START_END = 7,
 	LLE_START_LENGTH = 8,
@@ -99,7 +99,7 @@ struct info_walk {
 		size_t nr_moves, moves_cap;
 		size_t sym;	/* its section symbol, for a DW_AT_ranges' relocation */
 	} rnglists, ranges, loclists, loc;
-	struct loc_entries locs, new_locs;	/* dwarf_loc.c's */
+	struct loc_entries locs, new_locs;	/* loc.c's */
 	struct kmeta_sec *code_sec;	/* code_symbol()'s last section, and its symbol */
 	size_t code_sym;
 	/* abbreviations added for pairs that became lists (split_pair()) */
@@ -155,7 +155,7 @@ struct list_move *info_find_move(struct list_src *src, uint64_t old);
 struct list_move *info_add_move(struct list_src *src, uint64_t old, uint64_t new,
 				uint64_t views);
 
-/* dwarf_loc.c: is the attribute at of form in u a location list's offset? */
+/* loc.c: is the attribute at of form in u a location list's offset? */
 bool dwarf_loc_is_list(uint64_t at, uint64_t form, const struct dwarf_unit *u);
 /* The location lists of d's attributes: checked, or written again; NULL or why not */
 const char *dwarf_loc_do(struct info_walk *w, const struct die *d);

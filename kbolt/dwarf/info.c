@@ -2,7 +2,7 @@
 /*
  * kbolt optimize --update-debug: the code addresses that .debug_info gives inside
  * moved functions.  Every DIE of every unit is read (a reader of abbreviations and
- * forms of its own, DWARF 5 section 7.5, as dwarf_line.c's), and each address inside a
+ * forms of its own, DWARF 5 section 7.5, as line.c's), and each address inside a
  * moved function goes where its code went:
  *
  *   a point   DW_AT_entry_pc, DW_AT_call_pc, and DW_AT_low_pc of a DIE without a
@@ -23,12 +23,12 @@
  * .debug_ranges (DWARF 4), with relocations for its addresses, and DW_AT_ranges
  * patched to it.  A low/high pair that the layout splits becomes a DW_AT_ranges of a
  * new list in the same bytes, through a twin of its abbreviation (split_pair()).
- * The location lists of the DIEs' variables are dwarf_loc.c's, on the same walk.
+ * The location lists of the DIEs' variables are loc.c's, on the same walk.
  *
  * dwarf_info_check(), before the layouts, reads the same and keeps every function
  * where an address is not an instruction boundary kbolt can map; an attribute of a
  * form it does not know keeps every function (a warning).  Hand-written for the same
- * reason as dwarf_line.c: libdw reads DIEs, but neither says where an attribute's bytes
+ * reason as line.c: libdw reads DIEs, but neither says where an attribute's bytes
  * are nor writes any; the proof reads the result through libdw (kbolt/verify/dwarf.c).
  */
 #include <errno.h>
@@ -39,7 +39,7 @@
 
 #include "../../common/util.h"
 #include "../lib/output.h"
-#include "dwarf_info.h"
+#include "info.h"
 
 /* --- reading a DIE's addresses --- */
 
