@@ -77,7 +77,7 @@ KBOLT_LIB_SRCS += $(addprefix kbolt/profile/, profile.c prof_kbolt.c prof_bolt.c
 KBOLT_LIB_SRCS += $(addprefix kbolt/model/, func.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/pass/, optimize.c decode.c refs.c cfg.c prof_map.c infer.c \
 	layout.c ext_tsp.c emit.c orc_gen.c rewrite.c bat_build.c)
-KBOLT_LIB_SRCS += $(addprefix kbolt/dwarf/, io.c line.c frame.c info.c loc.c)
+KBOLT_LIB_SRCS += $(addprefix kbolt/dwarf/, io.c line.c frame.c info.c info_walk.c loc.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/verify/, verify.c model.c walk.c flow.c meta.c values.c \
 	dwarf.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/report/, heatmap.c heatmap_png.c dyno.c fix_sites.c)

@@ -25,7 +25,8 @@
 #include <stdlib.h>
 
 #include "../../common/util.h"
-#include "info.h"
+#include "info_walk.h"
+#include "loc.h"
 
 /* The attributes of class loclist (DWARF 5 section 7.5.5) */
 static const uint16_t list_attrs[] = {
