@@ -33,6 +33,7 @@
 #include "../../common/util.h"
 #include "../lib/output.h"
 #include "../model/opt.h"
+#include "dwarf.h"
 #include "io.h"
 
 /* The registers tracked: x86-64's DWARF numbers 0-16, the general ones and the RA */

@@ -40,6 +40,7 @@
 
 #include "../../common/util.h"
 #include "../lib/output.h"
+#include "dwarf.h"
 #include "info_walk.h"
 #include "loc.h"
 

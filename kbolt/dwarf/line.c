@@ -31,8 +31,9 @@
 
 #include "../../common/util.h"
 #include "../lib/output.h"
-#include "io.h"
 #include "../model/opt.h"
+#include "dwarf.h"
+#include "io.h"
 
 enum {
 	LNS_COPY = 1, LNS_ADVANCE_PC, LNS_ADVANCE_LINE, LNS_SET_FILE, LNS_SET_COLUMN,
