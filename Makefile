@@ -107,7 +107,8 @@ kbolt/kbolt: $(KBOLT_BIN)
 kbolt/kbolt-%-plugin.so: $(OUT)/kbolt/kbolt-%-plugin.so
 	$(Q)ln -sf ../$< $@
 
-$(QEMU_PLUGIN): kbolt/record/qemu_plugin.c kbolt/record/plugin.h kbolt/profile/record_order.h
+$(QEMU_PLUGIN): kbolt/record/qemu_plugin.c kbolt/record/plugin.h kbolt/profile/record_order.h \
+	kmeta/kernel_addr.h
 $(EVAL_PLUGIN): kbolt/record/eval_plugin.c kbolt/record/plugin.h kbolt/record/fetch_sim.h
 
 # Loaded by QEMU: plain C, no sanitizer runtime, no library but libc
@@ -126,7 +127,7 @@ BPF_SKEL := $(OUT)/kbolt/record/record.skel.h
 MULTIARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
 BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 
-$(BPF_OBJ): kbolt/record/record.bpf.c kbolt/record/record_agg.h
+$(BPF_OBJ): kbolt/record/record.bpf.c kbolt/record/record_agg.h kmeta/kernel_addr.h
 	$(quiet) BPF $@
 	@mkdir -p $(dir $@)
 	$(Q)clang -target bpf -g -O2 -Wall $(if $(filter 1,$(WERROR)),-Werror) \
