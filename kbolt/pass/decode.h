@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * decode.c: the model's functions, and the ops of each (kmeta's decoder, the tables' per-op facts).
+ * decode.c: the model's functions, and the ops of each (kmeta's decoder, the tables'
+ * per-op facts).
  */
 #ifndef KBOLT_PASS_DECODE_H
 #define KBOLT_PASS_DECODE_H
