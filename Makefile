@@ -109,7 +109,8 @@ kbolt/kbolt-%-plugin.so: $(OUT)/kbolt/kbolt-%-plugin.so
 
 $(QEMU_PLUGIN): kbolt/record/qemu_plugin.c kbolt/record/plugin.h kbolt/profile/record_order.h \
 	kmeta/kernel_addr.h
-$(EVAL_PLUGIN): kbolt/record/eval_plugin.c kbolt/record/plugin.h kbolt/record/fetch_sim.h
+$(EVAL_PLUGIN): kbolt/record/eval_plugin.c kbolt/record/plugin.h kbolt/record/fetch_sim.h \
+	kmeta/kernel_addr.h
 
 # Loaded by QEMU: plain C, no sanitizer runtime, no library but libc
 $(QEMU_PLUGIN) $(EVAL_PLUGIN):

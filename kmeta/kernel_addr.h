@@ -15,5 +15,14 @@
  * lower, at 0xff00000000000000, but keeps the kernel's text and modules at the top.
  */
 #define KERNEL_HALF_START	0xffff800000000000ULL
+/*
+ * The top 2 GiB: the kernel image's mapping from __START_KERNEL_map, its text in 2 MiB
+ * pages (level2_kernel_pgt, arch/x86/kernel/head_64.S), then the module area, which
+ * starts at KERNEL_MODULES_START (MODULES_VADDR without CONFIG_RANDOMIZE_BASE) or 1
+ * GiB higher (with it).  An image at its link address (nokaslr, or a vmlinux booted
+ * through PVH) lies below either.
+ */
+#define KERNEL_IMAGE_START	0xffffffff80000000ULL
+#define KERNEL_MODULES_START	0xffffffffa0000000ULL
 
 #endif
