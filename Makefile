@@ -66,17 +66,18 @@ KMETA_SRCS := $(addprefix kmeta/, main.c cmd_summary.c cmd_dump.c cmd_check.c cm
 
 # kbolt's library, one folder a stage (Documentation/design.rst, "The source tree"):
 # lib/ generic helpers; profile/ the formats; model/ the optimizer's model; pass/ its
-# passes in pipeline order (kbolt/pass/optimize.c is their table of contents);
-# verify/ the proof, which knows kmeta and lib/ only; report/ what is drawn or
-# counted from a profile or a layout, and other tools' outputs mended
-KBOLT_LIB_SRCS := $(addprefix kbolt/lib/, parallel.c outfile.c output.c bat.c)
+# passes in pipeline order (kbolt/pass/optimize.c is their table of contents); dwarf/
+# the passes that rewrite the debug information; verify/ the proof, which knows kmeta
+# and lib/ only; report/ what is drawn or counted from a profile or a layout, and
+# other tools' outputs mended
+KBOLT_LIB_SRCS := $(addprefix kbolt/lib/, parallel.c outfile.c output.c bat_format.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/profile/, profile.c cu_path.c prof_kbolt.c prof_bolt.c prof_perf.c \
 	prof_fdata.c merge.c profile_match.c profile_symbols.c check_profile.c func_hash.c \
 	portable.c portable_match.c translate.c prof_yaml.c yaml_map.c yaml_write.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/model/, func.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/pass/, optimize.c decode.c refs.c cfg.c prof_map.c infer.c \
-	layout.c ext_tsp.c emit.c orc_gen.c rewrite.c bat.c dwarf_io.c dwarf_line.c \
-	dwarf_frame.c dwarf_info.c dwarf_loc.c)
+	layout.c ext_tsp.c emit.c orc_gen.c rewrite.c bat_build.c)
+KBOLT_LIB_SRCS += $(addprefix kbolt/dwarf/, io.c line.c frame.c info.c info_walk.c loc.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/verify/, verify.c model.c walk.c flow.c meta.c values.c \
 	dwarf.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/report/, heatmap.c heatmap_png.c dyno.c fix_sites.c)
@@ -107,8 +108,10 @@ kbolt/kbolt: $(KBOLT_BIN)
 kbolt/kbolt-%-plugin.so: $(OUT)/kbolt/kbolt-%-plugin.so
 	$(Q)ln -sf ../$< $@
 
-$(QEMU_PLUGIN): kbolt/record/qemu_plugin.c kbolt/record/plugin.h kbolt/profile/record_order.h
-$(EVAL_PLUGIN): kbolt/record/eval_plugin.c kbolt/record/plugin.h kbolt/record/fetch_sim.h
+$(QEMU_PLUGIN): kbolt/record/qemu_plugin.c kbolt/record/plugin.h kbolt/profile/record_order.h \
+	kmeta/kernel_addr.h
+$(EVAL_PLUGIN): kbolt/record/eval_plugin.c kbolt/record/plugin.h kbolt/record/fetch_sim.h \
+	kmeta/kernel_addr.h
 
 # Loaded by QEMU: plain C, no sanitizer runtime, no library but libc
 $(QEMU_PLUGIN) $(EVAL_PLUGIN):
@@ -126,7 +129,7 @@ BPF_SKEL := $(OUT)/kbolt/record/sampler.skel.h
 MULTIARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
 BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 
-$(BPF_OBJ): kbolt/record/sampler.bpf.c kbolt/record/record_agg.h
+$(BPF_OBJ): kbolt/record/sampler.bpf.c kbolt/record/record_agg.h kmeta/kernel_addr.h
 	$(quiet) BPF $@
 	@mkdir -p $(dir $@)
 	$(Q)clang -target bpf -g -O2 -Wall $(if $(filter 1,$(WERROR)),-Werror) \
@@ -167,7 +170,7 @@ $(OUT)/kbolt/verify/%.o: kbolt/verify/%.c
 	$(quiet) CC $@
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
-	$(Q)bad=$$(grep -Eo '[^ ]*/(model|pass|profile|report)/[^ :]*' $(@:.o=.d) | head -n 1); \
+	$(Q)bad=$$(grep -Eo '[^ ]*/(model|pass|dwarf|profile|report)/[^ :]*' $(@:.o=.d) | head -n 1); \
 	if [ -n "$$bad" ]; then \
 		echo "$<: includes $$bad: kbolt/verify/ may use only kmeta/, common/ and kbolt/lib/" >&2; \
 		rm -f $@; exit 1; fi

@@ -55,7 +55,7 @@ case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 kbolt_rst=$top/Documentation/kbolt.rst
 format_rst=$top/Documentation/profile-format.rst
 lab_rst=$top/Documentation/lab.rst
-kbolt_sources=("$top"/kbolt/*.[ch] "$top"/kbolt/{lib,profile,model,pass,verify,report}/*.[ch] "$top"/kbolt/record/{record_cmd,perf_events,cpu_list,sampler_load}.c)	# of kbolt/record/, not the plugins: they run inside QEMU
+kbolt_sources=("$top"/kbolt/*.[ch] "$top"/kbolt/{lib,profile,model,pass,dwarf,verify,report}/*.[ch] "$top"/kbolt/record/{record_cmd,perf_events,cpu_list,sampler_load}.c)	# of kbolt/record/, not the plugins: they run inside QEMU
 plugin_source=$top/kbolt/record/qemu_plugin.c
 eval_rst=$top/Documentation/evaluate.rst
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The translation table kbolt optimize writes into its output, .kbolt.bat (bat.c; as
- * BOLT's address translation, BAT): for every function it moved, where each of its
+ * The translation table kbolt optimize writes into its output, .kbolt.bat (as BOLT's
+ * address translation, BAT): for every function it moved, where each of its
  * instructions came from, so that a profile recorded on the output can be turned into
- * one of the input (profile/translate.c).  Documentation/profile-format.rst, "The
- * translation table", gives the bytes.
+ * one of the input (profile/translate.c).  pass/bat_build.c builds it, bat_format.c
+ * reads and writes its bytes, which Documentation/profile-format.rst, "The translation
+ * table", gives.
  */
 #ifndef KBOLT_BAT_H
 #define KBOLT_BAT_H

@@ -3,21 +3,26 @@
  * The optimizer's model of one kernel: every function as a list of ops (instructions,
  * and alternative/paravirt sites as single unsplittable ops), grouped into basic blocks,
  * with the references that point into it from elsewhere.  The passes of kbolt/pass/,
- * in pipeline order:
+ * in pipeline order, each stage's functions declared by its header and prefixed with
+ * its name:
  *
- *   decode.c   ops of every function, patch-site units, per-op facts from the tables
- *   refs.c     references into function bodies (code, tables, relocations, ORC) and the
- *              skips they force
- *   cfg.c      basic blocks and their successors, metadata edges included
- *   prof_map.c profile records onto blocks; infer.c block counts from samples
- *   layout.c   a block order per function (ext-TSP, greedy chains or random)
- *   ext_tsp.c  the ext-TSP order of a function's executed blocks
- *   emit.c     branch sizes, new offsets, the address map, new bytes
- *   orc_gen.c  the ORC table regenerated for the new code
- *   rewrite.c  tables, relocations and data that point into moved code
+ *   decode.h   decode.c: ops of every function, patch-site units, per-op facts from
+ *              the tables
+ *   refs.h     refs.c: references into function bodies (code, tables, relocations,
+ *              ORC) and the skips they force
+ *   cfg.h      cfg.c: basic blocks and their successors, metadata edges included
+ *   prof_map.h prof_map.c: profile records onto blocks; infer.c: block counts from
+ *              samples
+ *   layout.h   layout.c: a block order per function (ext-TSP, greedy chains or
+ *              random); ext_tsp.c: the ext-TSP order of a function's executed blocks
+ *   emit.h     emit.c: branch sizes, new offsets, the address map, new bytes
+ *   orc_gen.h  orc_gen.c: the ORC table regenerated for the new code
+ *   rewrite.h  rewrite.c: tables, relocations and data that point into moved code
+ *   bat_build.h  bat_build.c: the translation table of the moves
+ * and kbolt/dwarf/dwarf.h, the debug information of the moved code (--update-debug);
  * then kbolt/lib/output.c writes the file through a temporary (build-id, kbolt's note)
  * and kbolt/verify/ proves it against the input.  The function lookup and the skip
- * reasons are model/func.c's.
+ * reasons are model/func.c's, declared here.
  */
 #ifndef KBOLT_OPT_H
 #define KBOLT_OPT_H
@@ -212,13 +217,12 @@ struct opt {
 	uint64_t total_weight;
 };
 
-/* model/func.c */
+/*
+ * model/func.c: the function lookup and the skip reasons.  The passes' own functions
+ * are declared by their stages' headers, each prefixed with its stage's name.
+ */
 /* Free the whole model but the image (and opt->o), which stay */
 void opt_free_model(struct opt *opt);
-
-/* bat.c: the translation table of the moved functions (lib/bat.h), from emit's plans */
-struct bat;
-void bat_build(const struct opt *opt, struct bat *b);
 struct func *find_func_containing(struct opt *opt, uint64_t addr);
 /* The moved function containing addr, NULL if none */
 struct func *moved_func_containing(struct opt *opt, uint64_t addr);
@@ -233,91 +237,5 @@ const char *skip_reason_id(unsigned int why);
 bool is_rewritable(const struct func *f);
 /* Where f's code ends, its ELF size after its start (sym->size may hold padding too) */
 uint64_t func_elf_end(const struct func *f);
-
-/* decode.c */
-void init_funcs(struct opt *opt);
-int decode_funcs(struct opt *opt);
-
-/* refs.c */
-int collect_refs(struct opt *opt);
-/* The decoded instruction of code outside functions (replacements, aux) at addr */
-const struct kmeta_insn *find_extra_insn(struct opt *opt, uint64_t addr);
-
-/* cfg.c: may skip f, with its reason; has no error to return */
-void build_cfg(struct opt *opt, struct func *f);
-/* Blocks of the function's own code, not of the padding after it */
-uint32_t nr_body_bbs(const struct func *f);
-long find_bb_of_op(const struct func *f, uint32_t op);
-
-/* prof_map.c */
-void weigh_funcs(struct opt *opt);	/* before decode_funcs() */
-void apply_profile(struct opt *opt);	/* after build_cfg() */
-
-/*
- * infer.c: f's block counts and edge weights from the samples of its blocks
- * (samples[b] of block b, its body blocks), by minimum-cost flow
- */
-void infer_counts(struct func *f, const uint64_t *samples);
-
-/* layout.c */
-int layout_func(struct opt *opt, struct func *f);
-
-/* ext_tsp.c: f->order by ext-TSP; -E2BIG if f has too many executed blocks for it */
-int ext_tsp_order(struct func *f);
-/* The ext-TSP score of blocks laid out in order (old block sizes) */
-double ext_tsp_score(const struct func *f, const uint32_t *order, uint32_t nr);
-
-/* emit.c */
-int emit_plan(struct opt *opt, struct func *f);
-void emit_code(struct opt *opt, struct func *f);
-/* Bytes the plan fills: past the ELF size when f grew into its padding */
-uint32_t emitted_size(const struct func *f);
-/* New address of old address addr (identity outside moved functions); false if unmappable */
-bool map_addr(struct opt *opt, uint64_t addr, uint64_t *out);
-/* The same for a byte inside an op copied whole (a relocated field) */
-bool map_field(struct opt *opt, uint64_t addr, uint64_t *out);
-
-/* orc_gen.c */
-int orc_read(struct opt *opt);
-int orc_count_func(struct opt *opt, struct func *f);
-int orc_fit_budget(struct opt *opt);
-int orc_write(struct opt *opt);
-
-/* rewrite.c */
-int rewrite_image(struct opt *opt);
-
-/*
- * dwarf_line.c (--update-debug).  Before the layouts, dwarf_line_judge() finds whether
- * kbolt can update the line table, changing nothing (so other passes may run beside
- * it), and dwarf_line_keep() then keeps every function if it cannot (a skip, with a
- * warning).  dwarf_line_rewrite(), after rewrite_image(): the new .debug_line and what
- * refers to it, into out (kbolt/lib/output.h).
- */
-struct output_secs;
-struct dwarf_patches;
-struct line_verdict {
-	const char *why;	/* NULL: kbolt can update the line table */
-	const char *sec;	/* where it cannot: the section, */
-	uint64_t at;		/* and the offset in it */
-};
-void dwarf_line_judge(struct opt *opt, struct line_verdict *v);
-void dwarf_line_keep(struct opt *opt, const struct line_verdict *v);
-/* its patches of .debug_info into ps, which dwarf_patches_apply() writes (dwarf_io.h) */
-int dwarf_line_rewrite(struct opt *opt, struct output_secs *out, struct dwarf_patches *ps);
-/*
- * dwarf_frame.c (--update-debug), the same for .debug_frame: dwarf_frame_check() keeps
- * every function whose call frame information kbolt cannot update where it is,
- * dwarf_frame_rewrite() writes the new section and its relocations
- */
-void dwarf_frame_check(struct opt *opt);
-int dwarf_frame_rewrite(struct opt *opt, struct output_secs *out);
-/*
- * dwarf_info.c (--update-debug), the code addresses of .debug_info (scopes, call sites,
- * labels) and their range lists: dwarf_info_check() keeps every function where one is
- * no place kbolt can map, dwarf_info_rewrite() patches them (into ps) and writes the
- * new range lists
- */
-void dwarf_info_check(struct opt *opt);
-int dwarf_info_rewrite(struct opt *opt, struct output_secs *out, struct dwarf_patches *ps);
 
 #endif

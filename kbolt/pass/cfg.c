@@ -9,12 +9,13 @@
  * function's ELF end (kmeta_claim_padding()) is room, not code: its blocks are
  * dropped, nothing falls into them, and nothing may reach or refer to them.
  *
- * Must run after collect_refs().
+ * Must run after refs_collect().
  */
 #include <stdlib.h>
 
 #include "../../common/util.h"
 #include "../model/opt.h"
+#include "cfg.h"
 
 static bool is_int3(const struct kmeta_image *img, const struct func *f, const struct op *op)
 {
@@ -35,7 +36,7 @@ static bool in_padding(const struct func *f, uint32_t b)
 	return f->ops[f->bbs[b].first].off >= body_end(f);
 }
 
-uint32_t nr_body_bbs(const struct func *f)
+uint32_t cfg_nr_body_bbs(const struct func *f)
 {
 	uint32_t n = f->nr_bbs;
 
@@ -119,7 +120,7 @@ static void split_blocks(struct func *f)
 	}
 }
 
-long find_bb_of_op(const struct func *f, uint32_t op)
+long cfg_find_bb_of_op(const struct func *f, uint32_t op)
 {
 	uint32_t lo = 0, hi = f->nr_bbs;
 
@@ -141,7 +142,7 @@ static long bb_at(const struct func *f, uint64_t addr)
 
 	if (i < 0 || f->ops[i].off != addr - f->sym->addr)
 		return -1;
-	b = find_bb_of_op(f, i);
+	b = cfg_find_bb_of_op(f, i);
 	return b >= 0 && f->bbs[b].first == (uint32_t)i ? b : -1;
 }
 
@@ -274,7 +275,7 @@ static bool check_traps(struct opt *opt, struct func *f)
  * Each check returns true when it skips f (skip_func(): a reason, not an error); the
  * steps after it are then not taken
  */
-void build_cfg(struct opt *opt, struct func *f)
+void cfg_build(struct opt *opt, struct func *f)
 {
 	if (check_traps(opt, f) || unglue_leaders(opt, f))
 		return;

@@ -14,6 +14,7 @@
 #include "../../common/util.h"
 #include "../lib/parallel.h"
 #include "../model/opt.h"
+#include "decode.h"
 
 static bool matches_any(const char *name, const char **globs, size_t nr)
 {
@@ -366,7 +367,7 @@ static uint64_t find_head_end(struct kmeta_image *img)
 }
 
 /* The functions, their aliases, and the ones never to touch (options, areas, symbols) */
-void init_funcs(struct opt *opt)
+void decode_init_funcs(struct opt *opt)
 {
 	struct kmeta_image *img = opt->img;
 	const struct opt_options *o = opt->o;

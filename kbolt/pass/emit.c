@@ -13,6 +13,7 @@
 
 #include "../../common/util.h"
 #include "../model/opt.h"
+#include "emit.h"
 
 static const unsigned char nop2[] = { 0x66, 0x90 };
 static const unsigned char nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
@@ -231,7 +232,7 @@ int emit_plan(struct opt *opt, struct func *f)
 	return 0;
 }
 
-bool map_addr(struct opt *opt, uint64_t addr, uint64_t *out)
+bool emit_map_addr(struct opt *opt, uint64_t addr, uint64_t *out)
 {
 	struct func *f = moved_func_containing(opt, addr);
 
@@ -241,7 +242,7 @@ bool map_addr(struct opt *opt, uint64_t addr, uint64_t *out)
 	return plan_addr(f, addr, out);
 }
 
-bool map_field(struct opt *opt, uint64_t addr, uint64_t *out)
+bool emit_map_field(struct opt *opt, uint64_t addr, uint64_t *out)
 {
 	struct func *f = moved_func_containing(opt, addr);
 	long i;
@@ -274,7 +275,7 @@ static void emit_jl(struct opt *opt, struct func *f, const struct item *it, unsi
 		memcpy(p, it->size == 2 ? nop2 : nop5, it->size);
 		return;
 	}
-	map_addr(opt, op->target, &to);
+	emit_map_addr(opt, op->target, &to);
 	p[0] = it->size == 2 ? 0xeb : 0xe9;
 	put_disp(p + 1, it->size - 1, (int64_t)(to - next));
 }
@@ -286,7 +287,7 @@ static void emit_op(struct opt *opt, struct func *f, const struct item *it, unsi
 
 	memcpy(p, op_bytes(opt, f, op), op->len);
 	if (op->rel_size) {
-		map_addr(opt, op->target, &to);
+		emit_map_addr(opt, op->target, &to);
 		put_disp(p + op->rel_off, op->rel_size, (int64_t)(to - (at + op->len)));
 	}
 }
@@ -302,7 +303,7 @@ static void emit_fixes(struct opt *opt, struct func *f)
 		if (op->new_off == OP_NOT_PLACED)
 			continue;
 		p = f->code + op->new_off + x->field_off;
-		map_addr(opt, x->target, &to);
+		emit_map_addr(opt, x->target, &to);
 		if (x->pcrel)
 			put_disp(p, x->size, (int64_t)(to - (f->sym->addr + op->new_off + x->next_off)));
 		else if (x->size == 8)
@@ -312,7 +313,7 @@ static void emit_fixes(struct opt *opt, struct func *f)
 	}
 }
 
-uint32_t emitted_size(const struct func *f)
+uint32_t emit_plan_size(const struct func *f)
 {
 	uint32_t end = 0;
 

@@ -26,6 +26,7 @@
 
 #include "../../common/util.h"
 #include "../model/opt.h"
+#include "layout.h"
 
 #define FALL_WEIGHT		1.0
 #define FALL_SAVES_JMP_WEIGHT	1.05

@@ -36,6 +36,8 @@
 
 #include "../../common/util.h"
 #include "../model/opt.h"
+#include "cfg.h"
+#include "prof_map.h"
 
 #define SCALE		16	/* a count unit: 1/16 of a sample per instruction */
 #define COST_INC	10	/* profi's defaults: raising a count by one */
@@ -224,7 +226,7 @@ static bool is_exit(const struct func *f, const struct bb *bb)
 
 void infer_counts(struct func *f, const uint64_t *samples)
 {
-	uint32_t nr = nr_body_bbs(f), S = 2 * nr, T = S + 1, SS = S + 2, TT = S + 3;
+	uint32_t nr = cfg_nr_body_bbs(f), S = 2 * nr, T = S + 1, SS = S + 2, TT = S + 3;
 	struct network n = { .nr_nodes = 2 * nr + 4 };
 	uint32_t *inc = xmalloc(nr * sizeof(*inc)), *dec = xmalloc(nr * sizeof(*dec));
 	uint32_t *fall = xmalloc(nr * sizeof(*fall)), *taken = xmalloc(nr * sizeof(*taken));

@@ -19,6 +19,8 @@
 
 #include "../../common/util.h"
 #include "../model/opt.h"
+#include "emit.h"
+#include "layout.h"
 
 struct chain {
 	uint32_t head, tail;	/* blocks; next[] links them */

@@ -4,13 +4,13 @@
  *
  *   open the image, read the profile and check it is this kernel's
  *   orc_read        the old ORC table: states for every old address
- *   init_funcs      functions, aliases, skips for options, areas, symbols
- *   weigh_funcs     profile weight per function
+ *   decode_init_funcs  functions, aliases, skips for options, areas, symbols
+ *   prof_map_weigh_funcs  profile weight per function
  *   decode_funcs    ops of every function (lite: of those with weight, and of the code
  *                   that may point into them); skips for bad bytes
- *   collect_refs    references into bodies (needs every function decoded)
- *   build_cfg       blocks (needs the references: they make leaders)
- *   apply_profile   weights onto blocks (needs the blocks)
+ *   refs_collect    references into bodies (needs every function decoded)
+ *   cfg_build       blocks (needs the references: they make leaders)
+ *   prof_map_apply  weights onto blocks (needs the blocks)
  *   layout_func     an order per function, planned by emit (needs the weights)
  *   orc_fit_budget  functions whose ORC would overflow the table keep their code
  *   dwarf_line_judge  --update-debug: a line table kbolt cannot update moves nothing
@@ -26,6 +26,10 @@
  *                   (beside the first two), as patches
  *   dwarf_patches_apply  the patches written, once the model is freed
  *   output          a temporary file, verified against the input, then renamed
+ *
+ * Each step's functions are declared by its stage's header (decode.h, refs.h, cfg.h,
+ * prof_map.h, layout.h, emit.h, orc_gen.h, rewrite.h, bat_build.h, ../dwarf/dwarf.h),
+ * prefixed with the stage's name; the model they share is ../model/opt.h.
  *
  * verify_prepare() reads what the proof needs of the input in a second thread: the
  * proof shares no memory with the optimizer.  It runs while the output is written
@@ -45,6 +49,8 @@
 
 #include "../../common/json.h"
 #include "../../common/util.h"
+#include "../dwarf/dwarf.h"
+#include "../dwarf/io.h"
 #include "../lib/bat.h"
 #include "../lib/output.h"
 #include "../lib/parallel.h"
@@ -54,8 +60,16 @@
 #include "../report/dyno.h"
 #include "../verify/verify.h"
 #include "../version.h"
-#include "dwarf_io.h"
+#include "bat_build.h"
+#include "cfg.h"
+#include "decode.h"
+#include "emit.h"
+#include "layout.h"
 #include "optimize.h"
+#include "orc_gen.h"
+#include "prof_map.h"
+#include "refs.h"
+#include "rewrite.h"
 
 struct opt_stats {
 	size_t funcs, multi_block, moved, moved_multi, unchanged;
@@ -103,7 +117,7 @@ static void cfg_item(void *arg, size_t i, unsigned int worker)
 	struct opt *opt = arg;
 
 	if (opt->funcs[i].decoded)
-		build_cfg(opt, &opt->funcs[i]);
+		cfg_build(opt, &opt->funcs[i]);
 }
 
 static void choose_layout(void *arg, size_t i, unsigned int worker)
@@ -132,7 +146,7 @@ static void choose_layouts(struct opt *opt)
 /* Does f's new code run past its ELF end, into the padding after it? */
 static void count_growth(const struct func *f, struct opt_stats *s)
 {
-	uint64_t end = emitted_size(f), body = kmeta_elf_size(f->sym);
+	uint64_t end = emit_plan_size(f), body = kmeta_elf_size(f->sym);
 
 	if (end > body) {
 		s->grown++;
@@ -177,7 +191,7 @@ static void gather_stats(struct opt *opt, struct opt_stats *s)
 	}
 	for (size_t i = 0; i < opt->nr_funcs; i++) {
 		const struct func *f = &opt->funcs[i];
-		bool multi = nr_body_bbs(f) >= 2;
+		bool multi = cfg_nr_body_bbs(f) >= 2;
 
 		if (f->alias || f->pad)
 			continue;
@@ -449,16 +463,16 @@ static int run_pipeline(struct opt *opt, struct output_secs *debug, struct dwarf
 	opt->lite = opt->o->layout != LAYOUT_RANDOM;	/* profile layouts */
 	if (orc_read(opt))
 		return -EINVAL;
-	init_funcs(opt);
-	weigh_funcs(opt);	/* lite mode decodes by weight */
+	decode_init_funcs(opt);
+	prof_map_weigh_funcs(opt);	/* lite mode decodes by weight */
 	if (decode_funcs(opt))
 		return -EINVAL;
 	kmeta_release_image(opt->img);	/* the scan read all code */
-	if (collect_refs(opt))
+	if (refs_collect(opt))
 		return -EINVAL;
 	kmeta_release_image(opt->img);	/* and this every relocation */
 	parallel_for(opt->nr_funcs, cfg_item, opt);
-	apply_profile(opt);
+	prof_map_apply(opt);
 	if (opt->o->update_debug)	/* before any function is chosen to move */
 		check_debug(opt);
 	choose_layouts(opt);

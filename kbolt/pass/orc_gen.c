@@ -16,6 +16,7 @@
 
 #include "../../common/util.h"
 #include "../model/opt.h"
+#include "orc_gen.h"
 
 #define ORC_SIZE KMETA_ORC_SIZE
 

@@ -14,6 +14,8 @@
 
 #include "../../common/util.h"
 #include "../model/opt.h"
+#include "cfg.h"
+#include "prof_map.h"
 
 static long bb_containing(const struct func *f, uint64_t addr)
 {
@@ -22,7 +24,7 @@ static long bb_containing(const struct func *f, uint64_t addr)
 	if (!f || !f->nr_bbs)
 		return -1;
 	i = find_op_containing(f, addr);
-	return i < 0 ? -1 : find_bb_of_op(f, i);
+	return i < 0 ? -1 : cfg_find_bb_of_op(f, i);
 }
 
 static void map_fallthrough(struct func *f, const struct prof_edge *e)
@@ -58,7 +60,7 @@ static void map_branch(struct opt *opt, struct func *f, const struct prof_edge *
 }
 
 /* Each function's weight: what lite mode decodes, and --stats reports */
-void weigh_funcs(struct opt *opt)
+void prof_map_weigh_funcs(struct opt *opt)
 {
 	for (size_t k = 0; opt->prof && k < opt->prof->nr_edges; k++) {
 		const struct prof_edge *e = &opt->prof->edges[k];
@@ -141,7 +143,7 @@ static void infer_from_samples(struct func *f, const struct prof_edge *s, size_t
 	free(samples);
 }
 
-void apply_profile(struct opt *opt)
+void prof_map_apply(struct opt *opt)
 {
 	struct prof_edge *samples;
 	size_t nr_samples;

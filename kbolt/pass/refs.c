@@ -7,7 +7,7 @@
  * target a block leader and, for table sites, freezes the op's encoding.  A reference
  * kbolt cannot account for leaves the function it points into untouched.
  *
- * Must run after decode_funcs() and before build_cfg().
+ * Must run after decode_funcs() and before cfg_build().
  */
 #include <errno.h>
 #include <stddef.h>
@@ -18,6 +18,7 @@
 #include "../../kmeta/table.h"
 #include "../lib/parallel.h"
 #include "../model/opt.h"
+#include "refs.h"
 
 /*
  * Check that addr, inside f, can be mapped: an op start, or inside a unit.  Returns the
@@ -54,7 +55,7 @@ static void add_ref(struct opt *opt, uint64_t addr, uint16_t flags)
 /*
  * TR_SITE_IN_INSN: a runtime constant (6.11+) points at the immediate inside its
  * instruction (runtime_const_init() writes the value there at boot): the field moves
- * with the instruction, whose encoding is kept (rewrite.c maps it with map_field()).
+ * with the instruction, whose encoding is kept (rewrite.c maps it with emit_map_field()).
  */
 static void mark_site_in_insn(struct opt *opt, const struct kmeta_entry *e)
 {
@@ -229,7 +230,7 @@ static int decode_extra(struct opt *opt)
 	return 0;
 }
 
-const struct kmeta_insn *find_extra_insn(struct opt *opt, uint64_t addr)
+const struct kmeta_insn *refs_find_extra_insn(struct opt *opt, uint64_t addr)
 {
 	const struct kmeta_insn *in = opt->extra.insns;
 	size_t past = upper_bound_u64(in, opt->extra.nr, sizeof(*in),
@@ -374,7 +375,7 @@ static enum reloc_mark reloc_mark_of(struct opt *opt, struct kmeta_sec *target,
 		return MARK_IN_FUNC;
 	if (!kmeta_reloc_is_pcrel(r->type))	/* an absolute address: S + A itself */
 		return in_decoded_func(opt, r->target) ? MARK_TARGET : MARK_NOTHING;
-	if (find_extra_insn(opt, r->addr) || !may_point_inside(opt, r))
+	if (refs_find_extra_insn(opt, r->addr) || !may_point_inside(opt, r))
 		return MARK_NOTHING;	/* known exactly, or not into code kbolt may rewrite */
 	return MARK_UNDECODED;
 }
@@ -501,7 +502,7 @@ static int mark_data_values(struct opt *opt)
 	return err;
 }
 
-int collect_refs(struct opt *opt)
+int refs_collect(struct opt *opt)
 {
 	int err = decode_extra(opt);
 

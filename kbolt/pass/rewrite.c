@@ -20,6 +20,10 @@
 #include "../../kmeta/table.h"
 #include "../lib/parallel.h"
 #include "../model/opt.h"
+#include "emit.h"
+#include "orc_gen.h"
+#include "refs.h"
+#include "rewrite.h"
 
 struct rela_raw {
 	uint64_t r_offset;
@@ -55,7 +59,7 @@ static int retarget(struct opt *opt, uint64_t addr, unsigned int rel_off, unsign
 {
 	uint64_t to;
 
-	if (!size || !map_addr(opt, target, &to) || to == target)
+	if (!size || !emit_map_addr(opt, target, &to) || to == target)
 		return 0;
 	return put_rel(opt, image_ptr(opt, addr + rel_off, size), size, (int64_t)(to - next),
 		       addr);
@@ -118,7 +122,7 @@ static void grow_symbols(struct opt *opt)
 	for (size_t n = 0; symtab && symtab->data && n < opt->nr_funcs; n++) {
 		const struct func *f = &opt->funcs[opt->func_span[n].owner];
 		const struct kmeta_sym *s = opt->funcs[n].sym;
-		uint64_t end = f->moved ? emitted_size(f) : 0;
+		uint64_t end = f->moved ? emit_plan_size(f) : 0;
 		size_t idx = (size_t)(s - opt->img->syms);
 
 		if (end > kmeta_elf_size(s) && (idx + 1) * sizeof(Elf64_Sym) <= symtab->size)
@@ -129,13 +133,13 @@ static void grow_symbols(struct opt *opt)
 
 static bool map_cb(void *ctx, uint64_t addr, uint64_t *out)
 {
-	return map_addr(ctx, addr, out);
+	return emit_map_addr(ctx, addr, out);
 }
 
 /* A runtime constant's site is the immediate inside its instruction (refs.c) */
 static bool map_field_cb(void *ctx, uint64_t addr, uint64_t *out)
 {
-	return map_field(ctx, addr, out);
+	return emit_map_field(ctx, addr, out);
 }
 
 /* Slots that sorting moved, for the relocations that apply to them */
@@ -181,7 +185,7 @@ static bool map_place(struct opt *opt, const struct moved_slots *ms, size_t nr_m
 			return true;
 		}
 	}
-	return map_field(opt, p, out);
+	return emit_map_field(opt, p, out);
 }
 
 /*
@@ -204,7 +208,7 @@ static uint64_t code_ref(struct opt *opt, uint64_t p, uint64_t s_a)
 				return s_a + (at + g->fixes[k].next_off - p);
 		return s_a + (at + op->len - p);
 	}
-	in = g ? NULL : find_extra_insn(opt, p);
+	in = g ? NULL : refs_find_extra_insn(opt, p);
 	if (in)
 		return s_a + (in->addr + in->len - p);
 	return s_a + 4;
@@ -238,7 +242,7 @@ static void apply_writes(struct pending_writes *w)
 	*w = (struct pending_writes){ 0 };
 }
 
-/* How the place a relocation refers to moves: map_field() for runtime constants */
+/* How the place a relocation refers to moves: emit_map_field() for runtime constants */
 typedef bool (*map_fn)(struct opt *opt, uint64_t addr, uint64_t *out);
 
 static int rewrite_rela_entry(struct opt *opt, struct kmeta_sec *target, map_fn map,
@@ -351,7 +355,7 @@ static int rewrite_relocs(struct opt *opt, const struct moved_slots *ms, size_t 
 			return -EINVAL;
 		}
 		/* a runtime constant's slot points inside its instruction (refs.c) */
-		map = opt->sec_rewrite[target->idx] & TR_SITE_IN_INSN ? map_field : map_addr;
+		map = opt->sec_rewrite[target->idx] & TR_SITE_IN_INSN ? emit_map_field : emit_map_addr;
 		for (uint64_t k = 0; k < size / sh.sh_entsize; k++)
 			if ((!stale[i] || !stale[i][k]) &&
 			    rewrite_rela_entry(opt, target, map, raw + k * sh.sh_entsize, ms, nr_ms,

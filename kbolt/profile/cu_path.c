@@ -2,7 +2,7 @@
 /*
  * The source file of each function (cu_path.h): .debug_aranges maps address ranges to
  * compile units (DWARF 5 section 6.1.2), and each unit's DW_TAG_compile_unit DIE says
- * its DW_AT_name and DW_AT_comp_dir (section 3.1.1).  Read by hand with dwarf_io.h's
+ * its DW_AT_name and DW_AT_comp_dir (section 3.1.1).  Read by hand with dwarf/io.h's
  * readers of unit headers, abbreviations and forms, not with libdw: libdw is the
  * proof's (kbolt/verify/dwarf.c, the one file that includes it), and only these two
  * strings are needed.  GCC writes the kernel's C units with a name relative to the
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "../../common/util.h"
-#include "../pass/dwarf_io.h"
+#include "../dwarf/io.h"
 #include "cu_path.h"
 
 #define MAX_PARTS 256

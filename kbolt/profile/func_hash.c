@@ -22,11 +22,10 @@
 #include <string.h>
 
 #include "../../common/util.h"
+#include "../../kmeta/kernel_addr.h"
 #include "func_hash.h"
 
 #define FNV_PRIME 1099511628211ULL
-/* The kernel's half of the address space: where its loaded sections are linked */
-#define KERNEL_HALF 0xffff800000000000ULL
 
 uint64_t func_hash_bytes(uint64_t h, const void *p, size_t n)
 {
@@ -61,7 +60,7 @@ void func_hash_init(struct kmeta_image *img, struct hash_ctx *ctx)
 	for (size_t i = 0; i < img->nr_secs; i++) {
 		const struct kmeta_sec *s = &img->secs[i];
 
-		if (!(s->flags & SHF_ALLOC) || s->addr < KERNEL_HALF || !s->size)
+		if (!(s->flags & SHF_ALLOC) || s->addr < KERNEL_HALF_START || !s->size)
 			continue;
 		if (s->addr < ctx->lo)
 			ctx->lo = s->addr;

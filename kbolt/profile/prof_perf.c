@@ -31,9 +31,9 @@
 #include <string.h>
 
 #include "../../common/util.h"
+#include "../../kmeta/kernel_addr.h"
 #include "profile.h"
 
-#define KERNEL_START 0xffff800000000000ULL
 #define MAX_STACK 256	/* LBR has 32 entries, arch LBR up to 64: room to spare */
 #define KALLSYMS_TEXT "[kernel.kallsyms]_text"
 
@@ -74,7 +74,7 @@ static int parse_entry(const char *tok, struct branch *b)
 
 static bool in_kernel(uint64_t addr)
 {
-	return addr >= KERNEL_START;
+	return addr >= KERNEL_HALF_START;
 }
 
 /* The kernel's mmap event: where its _text ran */

@@ -10,6 +10,10 @@
  * the same program whatever the kernel's layout: leaving it out measures what a layout
  * changes.  The caches start empty at the start marker.
  *
+ * Pages as the kernel maps them (fetch_sim.h): 2 MiB for the kernel image's text, 4
+ * KiB for module text.  The image must be at its link address, below the module area
+ * (scripts/vmtest refuses --evaluate with --kaslr).
+ *
  * Speed: an exec callback per instruction would slow TCG several times, so the work
  * is done once per translation: each kernel TB gets the list of the cache lines and of
  * the pages its instructions touch, in fetch order, repeats of the line or page just
@@ -22,7 +26,8 @@
  * the same for every layout.
  *
  * Per vCPU: one fetch model each (a core has its own L1i and iTLB), figures summed at
- * exit.  Distinct lines and pages are counted in bitmaps over the upper 2 GiB.
+ * exit.  Distinct lines are counted in a bitmap over the upper 2 GiB; a 64-bit word of
+ * it is a 4 KiB page, which gives the distinct 4 KiB pages (the footprint).
  *
  * Arguments: out=FILE (required), boot=on (from the start of the boot, not the markers),
  * misses=FILE (the L1i misses of each line, to tell which code they are in).
@@ -34,15 +39,14 @@
 #include "plugin.h"
 
 /* The simulated range: the kernel image and modules, the upper 2 GiB */
-#define EVAL_MIN	0xffffffff80000000ULL
+#define EVAL_MIN	KERNEL_IMAGE_START
 #define NR_LINES	((0 - EVAL_MIN) >> FETCH_LINE_SHIFT)
-#define NR_PAGES	((0 - EVAL_MIN) >> FETCH_PAGE_SHIFT)
 
 /* Per kernel TB: its instruction count and the lines, then the pages, it fetches */
 struct tb_fetch {
 	uint32_t nr_insns;
 	uint16_t nr_lines, nr_pages;
-	uint64_t nums[];	/* nr_lines line numbers, then nr_pages page numbers */
+	uint64_t nums[];	/* nr_lines line numbers, then nr_pages iTLB keys */
 };
 
 struct vcpu {
@@ -53,7 +57,7 @@ static struct vcpu *vcpus;
 static int nr_vcpus;
 static volatile bool active;
 static const char *out_path, *misses_path;
-static uint64_t *line_map, *page_map;	/* bit set: touched while active */
+static uint64_t *line_map;		/* bit set: touched while active */
 static uint32_t *line_misses;		/* per line, with misses=FILE */
 
 static void mark(uint64_t *map, uint64_t idx)
@@ -80,10 +84,8 @@ static void tb_exec(unsigned int cpu, void *udata)
 			__atomic_fetch_add(&line_misses[idx], 1, __ATOMIC_RELAXED);
 		mark(line_map, idx);
 	}
-	for (unsigned int i = 0; i < tf->nr_pages; i++) {
+	for (unsigned int i = 0; i < tf->nr_pages; i++)
 		fetch_sim_page(sim, page[i]);
-		mark(page_map, page[i] - (EVAL_MIN >> FETCH_PAGE_SHIFT));
-	}
 	sim->nr_insns += tf->nr_insns;
 }
 
@@ -115,8 +117,8 @@ static struct tb_fetch *tb_fetch_new(struct qemu_plugin_tb *tb, size_t n)
 
 		nr_lines = add_num(lines, nr_lines, addr >> FETCH_LINE_SHIFT);
 		nr_lines = add_num(lines, nr_lines, last >> FETCH_LINE_SHIFT);
-		nr_pages = add_num(pages, nr_pages, addr >> FETCH_PAGE_SHIFT);
-		nr_pages = add_num(pages, nr_pages, last >> FETCH_PAGE_SHIFT);
+		nr_pages = add_num(pages, nr_pages, fetch_page_key(addr));
+		nr_pages = add_num(pages, nr_pages, fetch_page_key(last));
 	}
 	tf = xcalloc(1, sizeof(*tf) + (nr_lines + nr_pages) * sizeof(uint64_t));
 	tf->nr_insns = n;
@@ -150,6 +152,16 @@ static uint64_t count_bits(const uint64_t *map, uint64_t nr_bits)
 
 	for (uint64_t i = 0; i < nr_bits / 64; i++)
 		n += __builtin_popcountll(map[i]);
+	return n;
+}
+
+/* The 4 KiB pages with a line touched: a word of the line map is 64 lines, 4 KiB */
+static uint64_t count_pages(const uint64_t *map, uint64_t nr_bits)
+{
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < nr_bits / 64; i++)
+		n += map[i] != 0;
 	return n;
 }
 
@@ -215,15 +227,15 @@ static void write_figures(qemu_plugin_id_t id, void *udata)
 	if (!f)
 		return;
 	fprintf(f, "# kbolt-eval: kernel instruction fetch through a simulated L1i and iTLB\n");
-	fprintf(f, "kbolt-eval 1\nl1i %d %d %d\nitlb %d %d\nvcpus %d\n",
+	fprintf(f, "kbolt-eval 2\nl1i %d %d %d\nitlb %d %d %d\nvcpus %d\n",
 		L1I_SETS * L1I_WAYS << FETCH_LINE_SHIFT, L1I_WAYS, 1 << FETCH_LINE_SHIFT,
-		ITLB_ENTRIES, 1 << FETCH_PAGE_SHIFT, nr_vcpus);
+		ITLB_ENTRIES, 1 << FETCH_HUGE_SHIFT, 1 << FETCH_PAGE_SHIFT, nr_vcpus);
 	fprintf(f, "insns %" PRIu64 "\nl1i-misses %" PRIu64 "\nitlb-misses %" PRIu64 "\n",
 		sum.nr_insns, sum.l1i_misses, sum.itlb_misses);
 	fprintf(f, "l1i-mpki %.4f\nitlb-mpki %.4f\n", per_kilo(sum.l1i_misses, sum.nr_insns),
 		per_kilo(sum.itlb_misses, sum.nr_insns));
 	fprintf(f, "lines %" PRIu64 "\npages %" PRIu64 "\n", count_bits(line_map, NR_LINES),
-		count_bits(page_map, NR_PAGES));
+		count_pages(line_map, NR_LINES));
 	close_tmp(f, tmp, out_path);
 }
 
@@ -238,7 +250,6 @@ static int parse_arg(const char *arg)
 static int init(qemu_plugin_id_t id)
 {
 	line_map = xcalloc(NR_LINES / 64, sizeof(*line_map));
-	page_map = xcalloc(NR_PAGES / 64, sizeof(*page_map));
 	/* 128 MiB of address space, of which only the pages of code that misses get used */
 	if (misses_path)
 		line_misses = xcalloc(NR_LINES, sizeof(*line_misses));

@@ -4,8 +4,14 @@
  * instruction cache of 32 KiB, 8-way set associative with 64-byte lines and true LRU
  * replacement (64 sets, indexed by the low bits of the line number, as on the Intel
  * and AMD cores of the last decade), and a fully associative instruction TLB of 64
- * entries of 4 KiB pages with true LRU.  One model per vCPU: each core has its own.
- * Header-only so that selftests/unit/fetch_sim.c can drive it with synthetic addresses.
+ * entries with true LRU, each entry a page of either size (as AMD Zen's L1 iTLB).
+ * Pages are the kernel's own: x86-64 maps the kernel image, its text included, with
+ * 2 MiB pages from __START_KERNEL_map (level2_kernel_pgt, arch/x86/kernel/head_64.S;
+ * read-only data starts on a 2 MiB boundary, arch/x86/kernel/vmlinux.lds.S, so the
+ * text's pages stay whole), and module text with 4 KiB pages (vmalloc'd in the module
+ * area, arch/x86/include/asm/pgtable_64_types.h).  One model per vCPU: each core has
+ * its own.  Header-only so that selftests/unit/fetch_sim.c can drive it with synthetic
+ * addresses.
  */
 #ifndef KBOLT_RECORD_FETCH_SIM_H
 #define KBOLT_RECORD_FETCH_SIM_H
@@ -15,18 +21,35 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../../kmeta/kernel_addr.h"
+
 #define FETCH_LINE_SHIFT	6	/* 64-byte lines */
-#define FETCH_PAGE_SHIFT	12	/* 4 KiB pages */
+#define FETCH_PAGE_SHIFT	12	/* 4 KiB pages: module text */
+#define FETCH_HUGE_SHIFT	21	/* 2 MiB pages: the kernel image's text */
 #define L1I_WAYS		8
 #define L1I_SETS		64	/* 32 KiB / 64 bytes / 8 ways */
 #define ITLB_ENTRIES		64
 
+/* An iTLB key's bit for a 2 MiB page: no 4 KiB page number reaches it */
+#define FETCH_HUGE_KEY		(1ULL << 62)
+
 struct fetch_sim {
-	/* line or page number + 1 (0: an empty way), most recently used first */
+	/* line number or iTLB key + 1 (0: an empty way), most recently used first */
 	uint64_t l1i[L1I_SETS][L1I_WAYS];
 	uint64_t itlb[ITLB_ENTRIES];
 	uint64_t nr_insns, l1i_misses, itlb_misses;
 };
+
+/*
+ * The iTLB key of the page that maps addr: a 2 MiB page of the kernel image (at its
+ * link address: kernel_addr.h), else 4 KiB (module text)
+ */
+static inline uint64_t fetch_page_key(uint64_t addr)
+{
+	if (addr >= KERNEL_IMAGE_START && addr < KERNEL_MODULES_START)
+		return FETCH_HUGE_KEY | addr >> FETCH_HUGE_SHIFT;
+	return addr >> FETCH_PAGE_SHIFT;
+}
 
 /*
  * Look key up in an LRU-ordered array of n ways and make it the most recently used:
@@ -56,9 +79,10 @@ static inline bool fetch_sim_line(struct fetch_sim *sim, uint64_t line)
 	return hit;
 }
 
-static inline void fetch_sim_page(struct fetch_sim *sim, uint64_t page)
+/* The translation of one page, by its key (fetch_page_key()) */
+static inline void fetch_sim_page(struct fetch_sim *sim, uint64_t key)
 {
-	if (!lru_access(sim->itlb, ITLB_ENTRIES, page + 1))
+	if (!lru_access(sim->itlb, ITLB_ENTRIES, key + 1))
 		sim->itlb_misses++;
 }
 
@@ -69,8 +93,10 @@ static inline void fetch_sim_insn(struct fetch_sim *sim, uint64_t addr, size_t s
 
 	for (uint64_t l = addr >> FETCH_LINE_SHIFT; l <= last >> FETCH_LINE_SHIFT; l++)
 		fetch_sim_line(sim, l);
-	for (uint64_t p = addr >> FETCH_PAGE_SHIFT; p <= last >> FETCH_PAGE_SHIFT; p++)
-		fetch_sim_page(sim, p);
+	/* at most 15 bytes: one page, or two */
+	fetch_sim_page(sim, fetch_page_key(addr));
+	if (fetch_page_key(last) != fetch_page_key(addr))
+		fetch_sim_page(sim, fetch_page_key(last));
 	sim->nr_insns++;
 }
 

@@ -34,11 +34,9 @@
 #include <inttypes.h>
 #include <pthread.h>
 
+#include "../../kmeta/kernel_addr.h"
 #include "../profile/record_order.h"
 #include "plugin.h"
-
-/* x86-64 kernel addresses: the upper half */
-#define KERNEL_MIN 0xffff800000000000ULL
 
 enum kind { K_NONE, K_JCC, K_JMP, K_CALL, K_RET, K_IJMP, K_ICALL, K_INT, K_OTHER_BRANCH };
 static const char *const kind_names[] = {
@@ -262,7 +260,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			      info->last, &info->target);
 	if (info->kind != K_JCC && info->kind != K_JMP && info->kind != K_CALL)
 		info->target = 0;
-	info->kernel = info->start >= KERNEL_MIN;
+	info->kernel = info->start >= KERNEL_HALF_START;
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS, info);
 	if (!info->kernel)
 		markers_register(tb, marker_exec);

@@ -15,8 +15,8 @@
 #ifndef KBOLT_RECORD_AGG_H
 #define KBOLT_RECORD_AGG_H
 
-/* The kernel's half of the x86-64 address space: what is not in it is user space */
-#define REC_KERNEL_START 0xffff800000000000ULL
+#include "../../kmeta/kernel_addr.h"
+
 /* Branch entries read per sample: Intel's LBR and arch LBR keep at most 32, AMD's 16 */
 #define REC_MAX_BRANCHES 32
 /* Default size of the counts map (--map-entries) */
@@ -53,7 +53,7 @@ static REC_INLINE void rec_count_dropped(void *agg, __u64 nr);
 
 static REC_INLINE int rec_is_kernel(__u64 addr)
 {
-	return addr >= REC_KERNEL_START;
+	return addr >= KERNEL_HALF_START;	/* what is not the kernel's is user space */
 }
 
 /* A sample at the interrupted instruction ip: counted if in the kernel */

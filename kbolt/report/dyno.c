@@ -14,13 +14,14 @@
 #include <stdlib.h>
 
 #include "../../common/util.h"
+#include "../pass/layout.h"
 #include "dyno.h"
 
 /* Block b, followed in the new layout by next (-1: nothing), or at its old place (old) */
 static void count_block(const struct func *f, uint32_t b, long next, bool old, uint64_t *v)
 {
 	const struct bb *bb = &f->bbs[b];
-	uint64_t fall_w = bb->w_fall;	/* apply_profile() carried blocks without a branch */
+	uint64_t fall_w = bb->w_fall;	/* prof_map_apply() carried blocks without a branch */
 
 	switch (bb->term) {
 	case TERM_JCC:

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the translation table's bytes (kbolt/lib/bat.c): a table with every
+ * Unit tests of the translation table's bytes (kbolt/lib/bat_format.c): a table with every
  * kind of entry (placed, a jcc with a target before and after its function's start, an
  * added jmp, removed instructions) reads back as written; every cut of its bytes, a
  * byte too many, another version, an offset past its function are refused.  TAP.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of build_cfg() (kbolt/pass/cfg.c) on the stages fixture
+ * Unit tests of cfg_build() (kbolt/pass/cfg.c) on the stages fixture
  * (selftests/fixtures/stages.S): the blocks of each function, where they start, their
  * taken and fall successors and terminators; the edges only the tables show (a jump
  * label's two successors, a WARN that falls through, a BUG that does not, exception
@@ -9,6 +9,7 @@
  * table site has a relocation in the fixture, as in vmlinux: each starts a block.
  * TAP output.
  */
+#include "../../kbolt/pass/cfg.h"
 #include "fixture.h"
 #include "tap.h"
 
@@ -26,7 +27,7 @@ static void test_branches(struct fixture *fx)
 	   "cfg_branches: decoded into 12 ops, rewritable (%u ops, skip %u)", f->nr_ops, f->skip);
 	ok(kmeta_elf_size(f->sym) == 0x1d && f->sym->size == 0x20,
 	   "cfg_branches: 0x1d bytes, the int3 up to 0x20 claimed as padding");
-	ok(bb_starts_are(f, starts, 5) && nr_body_bbs(f) == 4,
+	ok(bb_starts_are(f, starts, 5) && cfg_nr_body_bbs(f) == 4,
 	   "cfg_branches: 5 blocks at +0x0 +0x9 +0x10 +0x15 +0x1d, 4 of them its body");
 	ok(bb_is(f, 0, 3, 2, 1, TERM_JCC),
 	   "cfg_branches: bb0 ends in a jcc: taken bb2, falls into bb1");
@@ -67,7 +68,7 @@ static void test_meta(struct fixture *fx)
 		return;
 	}
 	ok(f->decoded && is_rewritable(f), "cfg_meta: decoded, rewritable (skip %u)", f->skip);
-	ok(bb_starts_are(f, starts, 10) && nr_body_bbs(f) == 9,
+	ok(bb_starts_are(f, starts, 10) && cfg_nr_body_bbs(f) == 9,
 	   "cfg_meta: 10 blocks, every table site and fixup a leader, the padding last");
 	jl = op_at(f, 0x7);
 	ok(jl >= 0 && op_flags_are(f, 0x7, OP_JL | OP_FIXED | OP_LEADER, OP_REENCODED) &&
@@ -102,7 +103,7 @@ static void test_tight(struct fixture *fx)
 		return;
 	}
 	ok(f->sym->size == 0x10 && kmeta_elf_size(f->sym) == 0x10 && bb_starts_are(f, starts, 3) &&
-	   nr_body_bbs(f) == 3,
+	   cfg_nr_body_bbs(f) == 3,
 	   "emit_tight: no padding after it: 3 blocks, all its body");
 	ok(bb_is(f, 0, 3, 2, 1, TERM_JCC) && bb_is(f, 1, 1, -1, 2, TERM_NONE) &&
 	   bb_is(f, 2, 1, -1, -1, TERM_NONE),

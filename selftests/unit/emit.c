@@ -9,6 +9,8 @@
  * of a block laid out is placed once (dropped padding never), at the offsets the
  * fixture's layout gives.  TAP output.
  */
+#include "../../kbolt/pass/cfg.h"
+#include "../../kbolt/pass/emit.h"
 #include "fixture.h"
 #include "tap.h"
 
@@ -21,7 +23,7 @@ static const unsigned char *old_bytes(struct fixture *fx, const struct func *f)
 /* Is op i a jmp the plan left out, its target block coming next in the order? */
 static bool is_elided(const struct func *f, uint32_t i)
 {
-	long b = find_bb_of_op(f, i);
+	long b = cfg_find_bb_of_op(f, i);
 
 	for (uint32_t k = 0; b >= 0 && k + 1 < f->nr_order; k++)
 		if (f->order[k] == (uint32_t)b)
@@ -38,7 +40,7 @@ static bool is_elided(const struct func *f, uint32_t i)
 static bool each_op_once(const struct func *f)
 {
 	for (uint32_t i = 0; i < f->nr_ops; i++) {
-		long b = find_bb_of_op(f, i);
+		long b = cfg_find_bb_of_op(f, i);
 		uint32_t want = b < 0 || f->bbs[b].drop || is_elided(f, i) ? 0 : 1, n = 0;
 		bool at_off = true;
 
@@ -101,11 +103,11 @@ static void test_identity(struct fixture *fx)
 		set_order(f, order, nr);
 		err = emit_plan(&fx->opt, f);
 		for (uint32_t i = 0; !err && i < f->nr_ops; i++)
-			same_offs &= f->bbs[find_bb_of_op(f, i)].drop ||
+			same_offs &= f->bbs[cfg_find_bb_of_op(f, i)].drop ||
 				     f->ops[i].new_off == f->ops[i].off;
-		ok(!err && same_offs && emitted_size(f) == kmeta_elf_size(f->sym),
+		ok(!err && same_offs && emit_plan_size(f) == kmeta_elf_size(f->sym),
 		   "%s: the old order is planned at the old offsets (%d, size 0x%x)", names[n],
-		   err, emitted_size(f));
+		   err, emit_plan_size(f));
 		if (err)
 			continue;
 		emit(fx, f);
@@ -131,9 +133,9 @@ static void test_inverted(struct fixture *fx)
 	}
 	set_order(f, order, 4);
 	err = emit_plan(&fx->opt, f);
-	ok(!err && emitted_size(f) == 0x1d,
+	ok(!err && emit_plan_size(f) == 0x1d,
 	   "cfg_branches 0 2 3 1: planned in 0x1d bytes, the old size (%d, 0x%x)", err,
-	   emitted_size(f));
+	   emit_plan_size(f));
 	for (uint32_t b = 0; b < 4; b++)
 		offs &= f->bbs[b].new_off == new_off[b];
 	ok(offs, "cfg_branches 0 2 3 1: blocks at +0x0 +0x16 +0x9 +0xe (bb0 bb1 bb2 bb3)");
@@ -188,7 +190,7 @@ static void test_widened(struct fixture *fx)
 	ok(f->bbs[0].new_off == 0 && f->bbs[2].new_off == 0xd && f->bbs[3].new_off == 0x12 &&
 	   f->bbs[1].new_off == 0x8f,
 	   "emit_wide 0 2 3 1: blocks at +0x0 +0xd +0x12 +0x8f (bb0 bb2 bb3 bb1)");
-	ok(emitted_size(f) == 0x99 && kmeta_elf_size(f->sym) == 0x92 && f->sym->size == 0xa0,
+	ok(emit_plan_size(f) == 0x99 && kmeta_elf_size(f->sym) == 0x92 && f->sym->size == 0xa0,
 	   "emit_wide 0 2 3 1: 0x99 bytes: grows 7 bytes into its padding (to 0xa0)");
 	ok(each_op_once(f), "emit_wide 0 2 3 1: every op of its body placed once");
 	emit(fx, f);
@@ -230,8 +232,8 @@ static void test_jump_label(struct fixture *fx)
 	}
 	set_order(f, order, 9);
 	err = emit_plan(&fx->opt, f);
-	ok(!err && emitted_size(f) == 0x2f,
-	   "cfg_meta 0 1 7 8 5 6 2 3 4: planned in 0x2f bytes (%d, 0x%x)", err, emitted_size(f));
+	ok(!err && emit_plan_size(f) == 0x2f,
+	   "cfg_meta 0 1 7 8 5 6 2 3 4: planned in 0x2f bytes (%d, 0x%x)", err, emit_plan_size(f));
 	for (uint32_t b = 0; b < 9; b++)
 		offs &= f->bbs[b].new_off == new_off[b];
 	ok(offs, "cfg_meta 0 1 7 8 5 6 2 3 4: each block at the offset its order gives");

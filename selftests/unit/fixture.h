@@ -4,8 +4,8 @@
  * linked into a temporary directory at test time (as selftests/flow.sh does), and
  * kbolt's model of it set up as kbolt/pass/optimize.c sets it up for kbolt optimize,
  * up to the blocks: open the image and claim the padding after functions, orc_read,
- * init_funcs, decode_funcs (every function, as with a random layout: no profile, not
- * lite), collect_refs, build_cfg.  What comes after (layout_func, emit_plan, ORC,
+ * decode_init_funcs, decode_funcs (every function, as with a random layout: no profile, not
+ * lite), refs_collect, cfg_build.  What comes after (layout_func, emit_plan, ORC,
  * table remapping) is each test's to call.  fixture_close() frees the model
  * (opt_free_model()) and the image.
  */
@@ -21,6 +21,10 @@
 
 #include "../../common/util.h"
 #include "../../kbolt/model/opt.h"
+#include "../../kbolt/pass/cfg.h"
+#include "../../kbolt/pass/decode.h"
+#include "../../kbolt/pass/orc_gen.h"
+#include "../../kbolt/pass/refs.h"
 #include "tap.h"
 
 #ifndef KBOLT_SRCDIR
@@ -101,14 +105,14 @@ static inline int fixture_open(struct fixture *fx, const char *name, enum layout
 		printf("# orc_read failed\n");
 		return -1;
 	}
-	init_funcs(opt);
-	if (decode_funcs(opt) || collect_refs(opt)) {
-		printf("# decode_funcs or collect_refs failed\n");
+	decode_init_funcs(opt);
+	if (decode_funcs(opt) || refs_collect(opt)) {
+		printf("# decode_funcs or refs_collect failed\n");
 		return -1;
 	}
 	for (size_t i = 0; i < opt->nr_funcs; i++)
 		if (opt->funcs[i].decoded)
-			build_cfg(opt, &opt->funcs[i]);
+			cfg_build(opt, &opt->funcs[i]);
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of flow inference (kbolt/pass/infer.c, through apply_profile() of
+ * Unit tests of flow inference (kbolt/pass/infer.c, through prof_map_apply() of
  * kbolt/pass/prof_map.c) on the infer fixture (selftests/fixtures/infer.S): samples
  * (S records) at the instructions of a diamond and a loop give block counts that
  * conserve flow and edge weights that name the hot path: the sampled arm of the
@@ -11,6 +11,8 @@
  */
 #include <inttypes.h>
 
+#include "../../kbolt/pass/cfg.h"
+#include "../../kbolt/pass/prof_map.h"
 #include "fixture.h"
 #include "tap.h"
 
@@ -36,7 +38,7 @@ static void apply(struct fixture *fx, struct func *f, const struct sample *s, si
 		f->bbs[b].count = f->bbs[b].w_taken = f->bbs[b].w_fall = 0;
 	f->weight = 1;
 	fx->opt.prof = p;
-	apply_profile(&fx->opt);
+	prof_map_apply(&fx->opt);
 	fx->opt.prof = NULL;
 	prof_free(p);
 }
@@ -58,7 +60,7 @@ static bool counts_are(const struct func *f, uint32_t b, uint64_t count, uint64_
 /* What enters every block leaves it: the entry's count from outside, exits' to outside */
 static bool conserves_flow(const struct func *f)
 {
-	uint32_t nr = nr_body_bbs(f);
+	uint32_t nr = cfg_nr_body_bbs(f);
 	uint64_t *in = xcalloc(nr, sizeof(*in));
 	bool ok = true;
 
@@ -97,7 +99,7 @@ static void test_diamond(struct fixture *fx)
 	};
 	struct func *f = fixture_func(fx, "infer_diamond");
 
-	if (!f || nr_body_bbs(f) != 4) {
+	if (!f || cfg_nr_body_bbs(f) != 4) {
 		ok(0, "infer_diamond: found, 4 blocks");
 		return;
 	}
@@ -123,7 +125,7 @@ static void test_diamond(struct fixture *fx)
 	apply(fx, f, NULL, 0, (struct prof_edge[]){
 		{ f->sym->addr + 0x7, f->sym->addr + 0x14, 5, PK_JCC } }, 1);
 	ok(f->bbs[0].w_taken == 5 && f->bbs[2].count == 5 && f->bbs[1].count == 0,
-	   "diamond: without samples, a transfer record's counts are as apply_profile maps them");
+	   "diamond: without samples, a transfer record's counts are as prof_map_apply maps them");
 	apply(fx, f, fall_arm, ARRAY_SIZE(fall_arm), (struct prof_edge[]){
 		{ f->sym->addr + 0x7, f->sym->addr + 0x14, 5, PK_JCC } }, 1);
 	ok(f->bbs[0].w_taken == 5 && f->bbs[2].count == 5 && f->bbs[1].count == 0,
@@ -141,7 +143,7 @@ static void test_loop(struct fixture *fx)
 	};
 	struct func *f = fixture_func(fx, "infer_loop");
 
-	if (!f || nr_body_bbs(f) != 4) {
+	if (!f || cfg_nr_body_bbs(f) != 4) {
 		ok(0, "infer_loop: found, 4 blocks");
 		return;
 	}

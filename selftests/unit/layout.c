@@ -5,11 +5,13 @@
  * starts with the entry and holds each block of the body once, dropped padding never,
  * and is the one emit planned; the same seed gives the same order; a function whose
  * only other order does not fit is never given one.  Greedy layouts, with edge weights
- * set by hand as apply_profile() would: the hot taken edge of a jcc becomes the
+ * set by hand as prof_map_apply() would: the hot taken edge of a jcc becomes the
  * fall-through (the jcc inverted), hot chains go before cold ones, and a function
  * without weight keeps its order; ext-TSP (the profile layout) agrees on the jcc.
  * TAP output.
  */
+#include "../../kbolt/pass/emit.h"
+#include "../../kbolt/pass/layout.h"
 #include "fixture.h"
 #include "tap.h"
 
@@ -47,7 +49,7 @@ static bool plan_follows_order(const struct func *f)
 		const struct bb *bb = &f->bbs[f->order[k]];
 
 		if ((!k && bb->new_off) || (k && bb->new_off < f->bbs[f->order[k - 1]].new_off) ||
-		    bb->new_off >= emitted_size(f)) {
+		    bb->new_off >= emit_plan_size(f)) {
 			printf("# %s: bb%u at +0x%x out of the order's place\n", f->sym->name,
 			       f->order[k], bb->new_off);
 			return false;
@@ -152,7 +154,7 @@ static void test_random_no_fit(struct fixture *fx)
 	ok(!nr_new, "emit_tight: none of %d random layouts is new (%zu)", NR_SEEDS, nr_new);
 }
 
-/* Profile weights as apply_profile() sets them: block counts and edge weights */
+/* Profile weights as prof_map_apply() sets them: block counts and edge weights */
 static void weigh(struct func *f, const uint64_t *count, const uint64_t *w_taken,
 		  const uint64_t *w_fall)
 {
@@ -210,7 +212,7 @@ static void test_greedy(struct fixture *fx)
 	weigh(wide, (const uint64_t[]){ 100, 0, 100, 100, 0 },
 	      (const uint64_t[]){ 100, 0, 0, 0, 0 }, (const uint64_t[]){ 0, 0, 100, 0, 0 });
 	err = relayout(fx, wide);
-	ok(!err && is_order(wide, hot_taken, 4) && emitted_size(wide) == 0x99,
+	ok(!err && is_order(wide, hot_taken, 4) && emit_plan_size(wide) == 0x99,
 	   "greedy: emit_wide, jz taken: 0 2 3 1, in rel32 branches that reach its padding (%d)",
 	   err);
 

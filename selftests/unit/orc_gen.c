@@ -9,6 +9,8 @@
  * needs one slot more; orc_fit_budget() then keeps that function's old code.  TAP
  * output.
  */
+#include "../../kbolt/pass/emit.h"
+#include "../../kbolt/pass/orc_gen.h"
 #include "fixture.h"
 #include "tap.h"
 

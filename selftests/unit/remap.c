@@ -2,7 +2,7 @@
 /*
  * Unit tests of kmeta's kmeta_table_remap() (kmeta/remap.c).  On the stages fixture
  * (selftests/fixtures/stages.S), through kbolt's address map of a planned layout
- * (map_addr()): every op's old address maps to its new one, the middle of an op to
+ * (emit_map_addr()): every op's old address maps to its new one, the middle of an op to
  * nothing; the exception table's sites and fixups follow their code and the table is
  * sorted again (the permutation given), the jump label's target and the bug table's
  * sites follow theirs in place, data fields and flags stay; a map that fails stops the
@@ -11,13 +11,15 @@
  * relative and absolute, re-encoded, the sorted ones (ex_table, mcount_loc) sorted
  * again, filler slots left alone; the identity changes nothing.  TAP output.
  */
+#include "../../kbolt/pass/cfg.h"
+#include "../../kbolt/pass/emit.h"
 #include "../../kmeta/table.h"
 #include "fixture.h"
 #include "tap.h"
 
 static bool map_cb(void *ctx, uint64_t addr, uint64_t *out)
 {
-	return map_addr(ctx, addr, out);
+	return emit_map_addr(ctx, addr, out);
 }
 
 static bool map_none(void *ctx, uint64_t addr, uint64_t *out)
@@ -90,12 +92,12 @@ static void test_kbolt_map(void)
 	f->moved = !emit_plan(&fx.opt, f);
 	note_moved_code(&fx.opt);
 	for (uint32_t i = 0; i < f->nr_ops; i++)
-		if (!f->bbs[find_bb_of_op(f, i)].drop)
-			mapped &= map_addr(&fx.opt, a + f->ops[i].off, &to) &&
+		if (!f->bbs[cfg_find_bb_of_op(f, i)].drop)
+			mapped &= emit_map_addr(&fx.opt, a + f->ops[i].off, &to) &&
 				  to == a + f->ops[i].new_off;
 	ok(f->moved && mapped, "cfg_meta 0 1 7 8 5 6 2 3 4: each op's old address maps to its new");
-	ok(!map_addr(&fx.opt, a + 0x11, &to), "cfg_meta: the middle of an op maps to nothing");
-	ok(map_addr(&fx.opt, a - 1, &to) && to == a - 1,
+	ok(!emit_map_addr(&fx.opt, a + 0x11, &to), "cfg_meta: the middle of an op maps to nothing");
+	ok(emit_map_addr(&fx.opt, a - 1, &to) && to == a - 1,
 	   "cfg_meta: what is outside moved code maps to itself");
 
 	ex = get_table(fx.opt.img, "ex_table");

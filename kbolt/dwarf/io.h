@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the DWARF rewriters of --update-debug share (dwarf_line.c, dwarf_frame.c,
- * dwarf_info.c): a growing output buffer, a bounded reader of LEB128 and fixed-size
- * fields (DWARF 5 section 7.6), unit headers and attribute forms of .debug_info, the
- * file bytes of a non-loaded section and of its relocations, and the in-place patches
- * of .debug_info with their relocations.
+ * What the DWARF rewriters of --update-debug share (line.c, frame.c, info.c): a
+ * growing output buffer, a bounded reader of LEB128 and fixed-size fields (DWARF 5
+ * section 7.6), unit headers and attribute forms of .debug_info, the file bytes of a
+ * non-loaded section and of its relocations, and the in-place patches of .debug_info
+ * with their relocations.
  */
-#ifndef KBOLT_PASS_DWARF_IO_H
-#define KBOLT_PASS_DWARF_IO_H
+#ifndef KBOLT_DWARF_IO_H
+#define KBOLT_DWARF_IO_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -89,7 +89,7 @@ bool dwarf_skip_form(struct dwarf_reader *r, uint64_t form, const struct dwarf_u
 
 /*
  * A value of .debug_info patched in place, and what becomes of its relocation, if it
- * has one.  Collected by dwarf_line.c and dwarf_info.c, applied once.
+ * has one.  Collected by line.c and info.c, applied once.
  */
 enum dwarf_patch_kind {
 	PATCH_ADDR,	/* an address: the addend moves by what the value moved */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What the DWARF rewriters share (dwarf_io.h).  LEB128 is DWARF 5 section 7.6; libdw
+ * What the DWARF rewriters share (io.h).  LEB128 is DWARF 5 section 7.6; libdw
  * reads it but has no writer, and its readers are not part of its public interface.
  */
 #include <errno.h>
@@ -12,7 +12,7 @@
 
 #include "../../common/util.h"
 #include "../lib/output.h"
-#include "dwarf_io.h"
+#include "io.h"
 
 void dwarf_put_byte(struct dwarf_buf *b, unsigned char c)
 {

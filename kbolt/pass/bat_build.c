@@ -14,6 +14,7 @@
 #include "../../common/util.h"
 #include "../lib/bat.h"
 #include "../model/opt.h"
+#include "bat_build.h"
 
 static void add_entry(struct bat_func *bf, size_t *cap, struct bat_entry e)
 {

@@ -2,7 +2,7 @@
 /*
  * kbolt optimize --update-debug: the location lists of variables in moved code
  * (DWARF 5 section 2.6.2 and 7.7.3: .debug_loclists; DWARF 4's .debug_loc), read on
- * dwarf_info.c's walk of the DIEs.  A list with an entry in a moved function is written
+ * info.c's walk of the DIEs.  A list with an entry in a moved function is written
  * again at the end of its section, each entry's range mapped as a DW_AT_ranges is
  * (the new places of the instructions it held, with the jmps kbolt added after them),
  * and the DIE's offset patched to it.
@@ -18,14 +18,15 @@
  * views before ve said.  Every other piece starts and ends at view 0: the location
  * holds at every row of the instructions it covers, as it did.
  *
- * Hand-written for the reason dwarf_info.c is: libdw reads location lists (the proof
+ * Hand-written for the reason info.c is: libdw reads location lists (the proof
  * does, kbolt/verify/dwarf.c) but neither their views nor where their bytes are, and
  * writes none.
  */
 #include <stdlib.h>
 
 #include "../../common/util.h"
-#include "dwarf_info.h"
+#include "info_walk.h"
+#include "loc.h"
 
 /* The attributes of class loclist (DWARF 5 section 7.5.5) */
 static const uint16_t list_attrs[] = {

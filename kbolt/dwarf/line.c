@@ -14,7 +14,7 @@
  *
  * The programs are laid out again in their order, so DW_AT_stmt_list of every unit
  * after a rewritten one moves: .debug_info is patched in place (same form, same size)
- * with its relocations (dwarf_patches_apply(), with dwarf_info.c's patches), and
+ * with its relocations (dwarf_patches_apply(), with info.c's patches), and
  * .rela.debug_line (6.1 keeps the --emit-relocs of vmlinux) is rebuilt: relocations
  * in copied bytes move with them, the DW_LNE_set_address of a rewritten sequence
  * keeps the relocation of the old sequence's first one.
@@ -31,8 +31,9 @@
 
 #include "../../common/util.h"
 #include "../lib/output.h"
-#include "dwarf_io.h"
 #include "../model/opt.h"
+#include "dwarf.h"
+#include "io.h"
 
 enum {
 	LNS_COPY = 1, LNS_ADVANCE_PC, LNS_ADVANCE_LINE, LNS_SET_FILE, LNS_SET_COLUMN,

@@ -10,7 +10,7 @@
  *   - an instruction kbolt moved has the rules its old address had; rows that started
  *     inside a patch-site unit keep their offsets in it;
  *   - an instruction kbolt adds (a jmp) has the rules where it jumps to, which is where
- *     its block used to fall through (as for ORC, orc_gen.c);
+ *     its block used to fall through (as for ORC, pass/orc_gen.c);
  *   - a row is written where the rules change: DW_CFA_advance_loc*, then what takes the
  *     previous rules to the new ones (DW_CFA_restore back to the CIE's rule); the
  *     remember_state/restore_state pairs of the old program become plain rules.
@@ -33,7 +33,8 @@
 #include "../../common/util.h"
 #include "../lib/output.h"
 #include "../model/opt.h"
-#include "dwarf_io.h"
+#include "dwarf.h"
+#include "io.h"
 
 /* The registers tracked: x86-64's DWARF numbers 0-16, the general ones and the RA */
 #define CFI_REGS 17

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The walk of .debug_info that --update-debug's code addresses take (dwarf_info.c),
- * shared with the location lists of its DIEs (dwarf_loc.c): a DIE's attributes that
+ * The walk of .debug_info that --update-debug's code addresses take (info.c),
+ * shared with the location lists of its DIEs (loc.c): a DIE's attributes that
  * hold code addresses or list offsets, the list sections and their new contributions,
- * and where old code went.
+ * and where old code went (info_walk.c).
  */
-#ifndef KBOLT_PASS_DWARF_INFO_H
-#define KBOLT_PASS_DWARF_INFO_H
+#ifndef KBOLT_DWARF_INFO_WALK_H
+#define KBOLT_DWARF_INFO_WALK_H
 
-#include "dwarf_io.h"
+#include "io.h"
 #include "../model/opt.h"
 
 enum {
@@ -26,7 +26,7 @@ enum {
 	AT_KBOLT_FILLER = 0x2b01,
 	RLE_END = 0, RLE_OFFSET_PAIR = 4, RLE_BASE = 5, RLE_START_END = 6,
 	RLE_START_LENGTH = 7,
-	/* location lists (dwarf_loc.c) */
+	/* location lists (loc.c) */
 	AT_LOCATION = 0x02, AT_GNU_LOCVIEWS = 0x2137, FORM_LOCLISTX = 0x22,
 	LLE_END = 0, LLE_OFFSET_PAIR = 4, LLE_BASE = 6, LLE_START_END = 7,
 	LLE_START_LENGTH = 8,
@@ -99,7 +99,7 @@ struct info_walk {
 		size_t nr_moves, moves_cap;
 		size_t sym;	/* its section symbol, for a DW_AT_ranges' relocation */
 	} rnglists, ranges, loclists, loc;
-	struct loc_entries locs, new_locs;	/* dwarf_loc.c's */
+	struct loc_entries locs, new_locs;	/* loc.c's */
 	struct kmeta_sec *code_sec;	/* code_symbol()'s last section, and its symbol */
 	size_t code_sym;
 	/* abbreviations added for pairs that became lists (split_pair()) */
@@ -116,14 +116,17 @@ struct info_walk {
 	size_t nr_units, units_cap;
 };
 
+/* The new place of the instruction at a in moved f (a removed jmp: of its target) */
+uint64_t info_new_point(const struct func *f, uint64_t a);
 /*
- * The new place of the instruction at a in moved f (a removed jmp: of its target);
- * inside an instruction, as far from its new end as from its old one (a call's last
- * byte)
+ * The same inside an instruction, as far from its new end as from its old one (a
+ * call's last byte)
  */
 uint64_t info_new_inner(struct info_walk *w, struct func *f, uint64_t a);
 /* Does the layout of moved f emit the instruction at a (not a jmp it removed)? */
 bool info_emitted(struct info_walk *w, struct func *f, uint64_t a);
+/* The new end of the instruction that ended at a in moved f */
+uint64_t info_new_end(struct info_walk *w, struct func *f, uint64_t a);
 void info_add_span(struct spans *s, uint64_t lo, uint64_t hi);
 /*
  * The spans of old, each part in a moved function mapped, into new, sorted and merged;
@@ -137,6 +140,8 @@ enum place_kind {
 	PLACE_LIST,	/* a location list's boundary: a start, or a call's last byte */
 };
 
+/* Can f move: not skipped, and decoded (lite mode decodes only some) */
+bool info_may_move(const struct func *f);
 /*
  * dwarf_info_check(): keep a function where a, of kind, is no place kbolt can map;
  * and so for the ends of every part of the spans of sp
@@ -154,10 +159,5 @@ uint64_t info_new_lists_base(const struct list_src *src);
 struct list_move *info_find_move(struct list_src *src, uint64_t old);
 struct list_move *info_add_move(struct list_src *src, uint64_t old, uint64_t new,
 				uint64_t views);
-
-/* dwarf_loc.c: is the attribute at of form in u a location list's offset? */
-bool dwarf_loc_is_list(uint64_t at, uint64_t form, const struct dwarf_unit *u);
-/* The location lists of d's attributes: checked, or written again; NULL or why not */
-const char *dwarf_loc_do(struct info_walk *w, const struct die *d);
 
 #endif
