@@ -139,7 +139,7 @@ check_booted() {
 check_step_dwarf() {
 	local cmd pre=$tmp/step.out
 	cmd=$(sed -n 's/^savedcmd_vmlinux := //p; s/^cmd_vmlinux := //p' "$obj/.vmlinux.cmd" |
-		sed 's/.*; : kbolt [^;]*; //; s/ && .*//; s/ -o vmlinux$//')
+		sed 's/.*; : kbolt [^;]*; //; s/ && .*//; s/ *$//; s/ -o vmlinux$//')
 	check_match "$1: the step's command saved" '^[^ ]*kbolt optimize .*vmlinux\.unstripped$' "$cmd"
 	(cd "$obj" && eval "$cmd -o '$pre'") >"$tmp/step.log" 2>&1
 	if ! readelf -S "$obj/vmlinux" | grep -q ' \.rela\.text '; then
