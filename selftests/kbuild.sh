@@ -80,7 +80,7 @@ for ver in 6.1 6.12; do
 	sed -i 's/^\$(BOOT_TARGETS): vmlinux$/$(BOOT_TARGETS):  vmlinux/' "$t/fuzzy/arch/x86/Makefile"
 	cp -a "$t/fuzzy" "$t/fuzzy.before"
 	p6=$(grep -l '^+kbolt: bzImage' "$top/kbuild/$ver"/*.patch)
-	check_match "... (a tree patch would take with fuzz)" 'with fuzz 1' \
+	check_match "... (a tree GNU patch takes with fuzz 1)" 'with fuzz 1' \
 		"$(cd "$t/fuzzy.before" && patch --dry-run -p1 <"$p6" 2>&1)"
 	out=$("$top/scripts/kbuild-apply" "$t/fuzzy" 2>&1); rc=$?
 	check_eq "kbuild-apply $ver on a tree the series fits only with fuzz: exit 1" 1 "$rc"
@@ -160,7 +160,7 @@ set_config_profile() {
 	"$src/scripts/config" --file "$obj/.config" --set-str KBOLT_PROFILE "$1"
 	make -C "$src" O="$obj" olddefconfig >/dev/null 2>&1
 }
-# ran LOG: the kbuild steps LOG shows, KBOLT or COPY of vmlinux
+# steps_of_vmlinux LOG: the steps of vmlinux LOG shows, KBOLT or COPY
 steps_of_vmlinux() { grep -oE '^  (KBOLT|COPY) +vmlinux$' "$1" | awk '{print $1}' | tr '\n' ' '; }
 # later_makes: what a make after "make kbolt" does to kbolt's vmlinux (the last random
 # layout's, seed 3, is in the tree)
