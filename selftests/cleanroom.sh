@@ -10,7 +10,7 @@
 # pkg-config.
 #
 # The chroot is made once for each debian/control, from the machine's own apt sources,
-# and kept in $KBOLT_CACHE/cleanroom/ (about 900 MB, 4 minutes); every build runs in an
+# and kept in $KBOLT_CACHE/cleanroom/ (about 900 MB, 1 to 4 minutes); every build runs in an
 # overlay of it, so the cached room is never written.  It needs root (chroot, mount).
 . "$(dirname "$0")/lib.sh"
 
@@ -35,7 +35,7 @@ fi
 key=$(sha256sum "$top/debian/control" | cut -c1-16)
 room=$KBOLT_CACHE/cleanroom/bookworm-$key
 if [ ! -d "$room" ]; then
-	progress "making the clean room for debian/control (mmdebstrap, about 4 minutes)"
+	progress "making the clean room for debian/control (mmdebstrap, 1 to 4 minutes)"
 	rm -rf "$KBOLT_CACHE/cleanroom" && mkdir -p "$KBOLT_CACHE/cleanroom"
 	mkdir -p "$tmp/ctl/debian" && cp "$top/debian/control" "$top/debian/changelog" "$tmp/ctl/debian/"
 	mirrors=()
