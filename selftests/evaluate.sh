@@ -75,7 +75,7 @@ verdict=$(awk '
 		i = v["insns"]; l = v["l1i-misses"]; t = v["itlb-misses"]
 		say(i > 1000000, "kernel instructions: " i)
 		say(l > 0 && l <= i, "L1i misses: " l)
-		# the kernel's text in 2 MiB pages: each missed about once (4 KiB pages: millions)
+		# kernel text in 2 MiB pages: each missed about once (4 KiB pages: millions)
 		say(t > 0 && t <= v["pages"], "iTLB misses: " t ", at most one a 4 KiB page fetched")
 		say(v["l1i-mpki"] > 0.5 && v["l1i-mpki"] < 200, "L1i MPKI: " v["l1i-mpki"])
 		say(v["itlb-mpki"] < 0.01, "iTLB MPKI: " v["itlb-mpki"] ", near zero")
@@ -214,14 +214,17 @@ check_match "... kbolt's reduction at least 1.5 times llvm-bolt-19's" \
 # The instruction target depends on the training profile, recorded afresh on each
 # machine: where the held-out workload runs blocks the training never ran, kbolt (and
 # llvm-bolt) may add a jmp.  One recording here gave kbolt 338.22 M against 338.14 M
-# (+0.02%), another (stop 14's) fewer.  The run must judge it, and stay within 0.1%:
-# a layout that adds jmps on hot paths would run far more.
+# (+0.02%), another (stop 14's) fewer, and one of 2026-12-07 338.00 M against 337.66 M
+# (+0.10%), a layout the binary of before made byte for byte from that profile: the
+# original's own count moved by 0.14% between those runs (338.14 M, 337.66 M).  The
+# run must judge it, and stay within 0.2%, above that noise: a layout that adds jmps
+# on hot paths would run far more.
 insns() { sed -nE "s/^$1 +([0-9.]+) \(.*/\1/p" <<< "$rows"; }
 ki=$(insns kbolt) oi=$(insns original)
 check_match "... the instruction target judged" \
 	"target: kbolt's kernel instructions <= the original's: (met|missed)" "$out"
-check "... kbolt's kernel runs at most 0.1% more instructions ($ki M, original $oi M)" \
-	awk "BEGIN { exit !($ki > 0 && $ki <= 1.001 * $oi) }"
+check "... kbolt's kernel runs at most 0.2% more instructions ($ki M, original $oi M)" \
+	awk "BEGIN { exit !($ki > 0 && $ki <= 1.002 * $oi) }"
 check_match "... the L1i target judged" "target: kbolt L1i MPKI <= 0.85 of the original's: (met|missed)" \
 	"$out"
 split=$(sed -n '/^kernel  *functions proc ran/,$p' <<< "$out")
