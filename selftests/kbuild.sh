@@ -121,8 +121,7 @@ check_packaged() {
 	check "... $4 carries .note.kbolt" sh -c "readelf -SW '$3' | grep -q '\.note\.kbolt'"
 	vm_boot "... $2 boots relocated, proc passes" --kernel "$1" --kaslr --workload proc
 	check_relocated "... at a randomized address" "$3"
-	check_eq "... the guest's build-id is $4's" "$(build_id "$3")" \
-		"$(sed -n 's/^kbolt-lab: build-id //p' "$tmp/console" | tr -d '\r')"
+	check_booted "... the guest's build-id is $4's" "$3"
 }
 sha() { sha256sum "$1" | cut -c1-16; }
 # check_booted NAME VMLINUX: the kernel vm_boot just booted is VMLINUX (its build-id,
@@ -131,6 +130,8 @@ check_booted() {
 	check_eq "$1" "$(build_id "$2")" \
 		"$(sed -n 's/^kbolt-lab: build-id //p' "$tmp/console" | tr -d '\r')"
 }
+# saved_cmd: the command Kbuild saved for vmlinux (.vmlinux.cmd; 6.1 names it cmd_vmlinux)
+saved_cmd() { sed -n 's/^savedcmd_vmlinux := //p; s/^cmd_vmlinux := //p' "$obj/.vmlinux.cmd"; }
 # check_step_dwarf NAME: the DWARF of the vmlinux the kbolt step made, proven.  verify
 # needs the .rela sections on both sides, and 6.12's postlink strips them from vmlinux:
 # so the step's command (.vmlinux.cmd) is run again without the postlink, its output
@@ -138,7 +139,7 @@ check_booted() {
 # them) must be vmlinux byte for byte, and verify --debug-info proves that output.
 check_step_dwarf() {
 	local cmd pre=$tmp/step.out
-	cmd=$(sed -n 's/^savedcmd_vmlinux := //p; s/^cmd_vmlinux := //p' "$obj/.vmlinux.cmd" |
+	cmd=$(saved_cmd |
 		sed 's/.*; : kbolt [^;]*; //; s/ && .*//; s/ *$//; s/ -o vmlinux$//')
 	check_match "$1: the step's command saved" '^[^ ]*kbolt optimize .*vmlinux\.unstripped$' "$cmd"
 	(cd "$obj" && eval "$cmd -o '$pre'") >"$tmp/step.log" 2>&1
@@ -223,7 +224,7 @@ later_makes() {
 	check_eq "$ver: CONFIG_KBOLT_PROFILE set, make bzImage: exit 0, kbolt made vmlinux" "0 KBOLT " \
 		"$rc $(steps_of_vmlinux "$tmp/config.log")"
 	check_match "... with the configured profile" "--profile $tmp/config.prof " \
-		"$(sed -n 's/^savedcmd_vmlinux := //p; s/^cmd_vmlinux := //p' "$obj/.vmlinux.cmd")"
+		"$(saved_cmd)"
 	mk "$tmp/config.log" modules; rc=$?
 	check_eq "... then make modules: exit 0, vmlinux not made again" "0 " \
 		"$rc $(steps_of_vmlinux "$tmp/config.log")"
