@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The kernel's own BTF (.BTF, read with libbpf), used to confirm which layout of a table
- * entry this kernel has: struct sizes and member offsets.  Modules carry split BTF that
+ * The kernel's own BTF (.BTF, read with libbpf), from which the layout of a table entry
+ * is read (table.c): struct sizes, member offsets, sizes, signedness and bitfields.  Modules carry split BTF that
  * needs vmlinux as its base; kmeta does not use it and falls back to the version.
  */
 #include <errno.h>
@@ -103,6 +103,58 @@ int kmeta_btf_member_off(struct kmeta_image *img, const char *sname, const char 
 		return -ENOENT;
 	off = member_bit_off(img->btf, t, member, &budget);
 	return off < 0 ? -ENOENT : (int)(off / 8);
+}
+
+/* What a member's type is, for reading it: typedefs, const and volatile resolved */
+static void member_type(const struct btf *btf, const struct btf_type *t, int i,
+			struct kmeta_btf_member *out)
+{
+	const struct btf_member *m = btf_members(t) + i;
+	int id = btf__resolve_type(btf, m->type);
+	const struct btf_type *mt = id >= 0 ? btf__type_by_id(btf, id) : NULL;
+
+	out->bit_size = btf_member_bitfield_size(t, i);
+	out->size = mt && (btf_is_int(mt) || btf_is_enum(mt) || btf_is_enum64(mt)) ? mt->size :
+		    mt && btf_is_ptr(mt) ? 8 : 0;
+	out->is_pointer = mt && btf_is_ptr(mt);
+	out->is_signed = mt && ((btf_is_int(mt) && (btf_int_encoding(mt) & BTF_INT_SIGNED)) ||
+				((btf_is_enum(mt) || btf_is_enum64(mt)) && btf_kflag(mt)));
+}
+
+/* Flatten t's members into out (anonymous structs and unions opened): their count */
+static int flatten_members(const struct btf *btf, const struct btf_type *t, unsigned int base,
+			   struct kmeta_btf_member *out, int nr, int max, unsigned int depth)
+{
+	const struct btf_member *m = btf_members(t);
+
+	for (int i = 0; i < btf_vlen(t) && nr >= 0; i++, m++) {
+		const char *name = btf__name_by_offset(btf, m->name_off);
+		const struct btf_type *mt = btf__type_by_id(btf, btf__resolve_type(btf, m->type));
+		unsigned int off = base + btf_member_bit_offset(t, i);
+
+		if (!name || !name[0]) {
+			if (!is_composite(mt) || depth >= MAX_NESTING)
+				return -EPROTO;
+			nr = flatten_members(btf, mt, off, out, nr, max, depth + 1);
+			continue;
+		}
+		if (nr >= max)
+			return -E2BIG;
+		out[nr] = (struct kmeta_btf_member){ .name = name, .bit_off = off };
+		member_type(btf, t, i, &out[nr]);
+		nr++;
+	}
+	return nr;
+}
+
+int kmeta_btf_struct_members(struct kmeta_image *img, const char *sname,
+			     struct kmeta_btf_member *out, int max)
+{
+	const struct btf_type *t = find_struct(img, sname);
+
+	if (!t)
+		return -ENOENT;
+	return flatten_members(img->btf, t, 0, out, 0, max, 0);
 }
 
 /* Append the dotted path of the member at byte off of t to buf; false if none */

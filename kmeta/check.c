@@ -91,7 +91,7 @@ int kmeta_check_table(struct check_ctx *c, struct kmeta_table *t)
 			continue;
 		c->e = &e;
 		/* modules' sorted tables are sorted by the module loader, not the build */
-		if (t->desc->sorted && !t->img->is_module)
+		if (kmeta_table_sorted(t) && !t->img->is_module)
 			check_sorted(c, &e, &prev);
 		if (t->desc->check)
 			t->desc->check(t, &e, c);

@@ -6,8 +6,8 @@
  * its instruction offsets cached; checks then ask whether a table site starts one.
  *
  * Capstone 4.0.2 (Debian 12) decodes "0f b9" (ud1, used as the static-call trampoline
- * signature and by newer BUG()s) as two bytes with no ModRM; its real length is
- * 2 + ModRM, fixed up below.
+ * signature and by newer BUG()s; 7.x's __WARN_trap has "67 48 0f b9 3a") as its prefixes
+ * and two bytes with no ModRM; its real length adds the ModRM, fixed up below.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -66,13 +66,35 @@ static unsigned int modrm_len(const unsigned char *p, size_t avail)
 	return len <= avail ? len : 0;
 }
 
+/* Bytes of legacy and REX prefixes at p (at most 4: what ud1's users put before it) */
+static unsigned int prefix_len(const unsigned char *p, size_t avail)
+{
+	static const unsigned char legacy[] = { 0x66, 0x67, 0xf0, 0xf2, 0xf3, 0x2e, 0x3e, 0x26,
+						0x64, 0x65, 0x36 };
+	unsigned int i = 0;
+
+	while (i < avail && i < 4 && ((p[i] & 0xf0) == 0x40 || memchr(legacy, p[i], sizeof(legacy))))
+		i++;
+	return i;
+}
+
+/* Is it a ud1 (0f b9) after its prefixes? */
+static bool is_ud1(const unsigned char *p, size_t avail)
+{
+	unsigned int k = prefix_len(p, avail);
+
+	return k + 2 <= avail && p[k] == 0x0f && p[k + 1] == 0xb9;
+}
+
 /* Capstone's length, corrected where capstone 4.0.2 is known to be wrong */
 static size_t fix_len(const unsigned char *p, size_t avail, size_t cs_len)
 {
-	if (cs_len == 2 && avail > 2 && p[0] == 0x0f && p[1] == 0xb9) {
-		unsigned int m = modrm_len(p + 2, avail - 2);
+	unsigned int k = prefix_len(p, avail);
 
-		return m ? 2 + m : 0;
+	if (cs_len == k + 2 && avail > k + 2 && is_ud1(p, avail)) {
+		unsigned int m = modrm_len(p + k + 2, avail - k - 2);
+
+		return m ? k + 2 + m : 0;
 	}
 	return cs_len;
 }
@@ -312,7 +334,7 @@ static int fill_insn(const cs_insn *ci, const unsigned char *p, size_t avail, ui
 		insn->target = ci->detail->x86.operands[0].imm;
 	if (ci->id == X86_INS_NOP)
 		insn->flags |= KIF_NOP;
-	if (ci->id == X86_INS_UD2 || (p[0] == 0x0f && p[1] == 0xb9))
+	if (ci->id == X86_INS_UD2 || is_ud1(p, avail))
 		insn->flags |= KIF_UD;
 	if (ci->id == X86_INS_INT3 || ci->id == X86_INS_INT || ci->id == X86_INS_INT1)
 		insn->flags |= KIF_INT;

@@ -150,6 +150,12 @@ long kmeta_func_at_or_before(struct kmeta_image *img, uint64_t addr);
 struct kmeta_sym *kmeta_find_func_containing(struct kmeta_image *img, uint64_t addr);
 struct kmeta_sym *kmeta_find_sym_containing(struct kmeta_image *img, uint64_t addr);
 struct kmeta_sym *kmeta_find_sym_at(struct kmeta_image *img, uint64_t addr);
+/*
+ * Of the symbols at addr, the one named name (or starting with it, if prefix): code is
+ * known by its address, whatever alias comes first (7.x: __pi___x86_return_thunk)
+ */
+struct kmeta_sym *kmeta_find_alias_at(struct kmeta_image *img, uint64_t addr, const char *name,
+				      bool prefix);
 /* "func+0xoff", "sym+0xoff" or "0xaddr" into buf; returns buf */
 char *kmeta_addr_str(struct kmeta_image *img, uint64_t addr, char *buf, size_t size);
 #define KMETA_ADDR_STR_SIZE 256
@@ -214,6 +220,18 @@ struct btf *kmeta_btf(struct kmeta_image *img);
 int kmeta_btf_struct_size(struct kmeta_image *img, const char *name);
 /* Byte offset of member in struct, -ENOENT if absent; bitfields give their bit offset / 8. */
 int kmeta_btf_member_off(struct kmeta_image *img, const char *sname, const char *member);
+/* A member of a struct as BTF describes it, anonymous structs and unions opened */
+struct kmeta_btf_member {
+	const char *name;
+	unsigned int bit_off;	/* from the start of the struct */
+	unsigned int bit_size;	/* a bitfield's width; 0 if not a bitfield */
+	unsigned int size;	/* bytes of an integer, enum or pointer; 0 for anything else */
+	bool is_signed;
+	bool is_pointer;
+};
+/* Struct sname's members into out: their number, -ENOENT, -E2BIG beyond max, -EPROTO */
+int kmeta_btf_struct_members(struct kmeta_image *img, const char *sname,
+			     struct kmeta_btf_member *out, int max);
 /* Dotted path ("irq.save_fl") of the member at byte off of struct sname; -ENOENT if none */
 int kmeta_btf_member_at(struct kmeta_image *img, const char *sname, unsigned int off,
 			char *buf, size_t size);

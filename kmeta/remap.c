@@ -188,10 +188,10 @@ int kmeta_table_remap(struct kmeta_table *t, kmeta_map_fn map, void *ctx, size_t
 		if (err)
 			return err;
 	}
-	if (!t->desc->sorted)
+	if (!kmeta_table_sorted(t))
 		return 0;
 	for (unsigned int r = 0; r < t->nr_ranges; r++) {
-		size_t nr = t->ranges[r].size / t->layout->entry_size;
+		size_t nr = t->ranges[r].nr;
 
 		if (!is_sorted(t, first, nr)) {
 			if (!*perm) {

@@ -350,6 +350,19 @@ struct kmeta_sym *kmeta_find_sym_at(struct kmeta_image *img, uint64_t addr)
 	return img->sorted[i];
 }
 
+struct kmeta_sym *kmeta_find_alias_at(struct kmeta_image *img, uint64_t addr, const char *name,
+				      bool prefix)
+{
+	size_t n = strlen(name);
+
+	for (long i = last_at_or_before(img->sorted, img->nr_sorted, addr);
+	     i >= 0 && img->sorted[i]->addr == addr; i--)
+		if (prefix ? !strncmp(img->sorted[i]->name, name, n) :
+			     !strcmp(img->sorted[i]->name, name))
+			return img->sorted[i];
+	return NULL;
+}
+
 /*
  * The nearest symbol at or before addr that belongs to addr's own section: code past a
  * function's end (an ORC terminator after startup_64) reads best as startup_64+0x68.

@@ -23,25 +23,187 @@ static const char *field_btf_name(const struct field *f)
 	return f->btf ? f->btf : f->name;
 }
 
-static bool layout_matches_btf(struct kmeta_image *img, const char *sname,
-			       const struct layout *l, int size)
+static bool layout_matches_version(const struct layout *l, unsigned int v)
 {
-	if ((int)l->entry_size != size)
-		return false;
-	if (l->btf_has && kmeta_btf_member_off(img, sname, l->btf_has) < 0)
-		return false;
-	for (unsigned int i = 0; layout_field(l, i); i++) {
-		const char *m = field_btf_name(&l->fields[i]);
+	return (!l->min_version || v >= l->min_version) && (!l->max_version || v <= l->max_version);
+}
 
-		if (m[0] && kmeta_btf_member_off(img, sname, m) != l->fields[i].off)
+#define MAX_BTF_MEMBERS 32
+
+/* Why a template does not fit the kernel's struct, for the one line of an error */
+struct misfit {
+	int fields_matched;
+	char why[160];
+};
+
+static bool is_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && (p = strstr(p, name)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
+static const struct kmeta_btf_member *find_member(const struct kmeta_btf_member *m, int nr,
+						  const char *name)
+{
+	for (int i = 0; i < nr; i++)
+		if (!strcmp(m[i].name, name))
+			return &m[i];
+	return NULL;
+}
+
+static bool is_pointer_kind(unsigned int kind)
+{
+	return kind == FK_PCREL32 || kind == FK_PCREL64 || kind == FK_ABS64;
+}
+
+/* The kind that reads an integer of size bytes */
+static int int_kind(unsigned int size, bool is_signed)
+{
+	static const int kinds[2][4] = { { FK_U8, FK_U16, FK_U32, FK_U64 },
+					 { FK_S8, FK_S16, FK_S32, FK_S64 } };
+
+	switch (size) {
+	case 1: return kinds[is_signed][0];
+	case 2: return kinds[is_signed][1];
+	case 4: return kinds[is_signed][2];
+	case 8: return kinds[is_signed][3];
+	}
+	return -1;
+}
+
+/*
+ * Field f of a template at the place and width BTF gives its member: a pointer keeps its
+ * template kind if the member's size is that kind's; a value takes the member's size and
+ * signedness; a bitfield is read from the smallest unit holding it.
+ */
+static bool derive_field(struct field *f, const struct kmeta_btf_member *m, struct misfit *mf)
+{
+	unsigned int want = f->kind == FK_PCREL32 ? 4 : 8;
+	int kind;
+
+	if (is_pointer_kind(f->kind)) {
+		if (m->bit_size || m->size != want) {
+			snprintf(mf->why, sizeof(mf->why), "member '%s' is %u bytes, not the %u "
+				 "of a %s pointer", m->name, m->size, want,
+				 f->kind == FK_ABS64 ? "64-bit" : "relative");
 			return false;
+		}
+		f->off = m->bit_off / 8;
+		return !(m->bit_off % 8);
+	}
+	if (m->bit_size) {
+		unsigned int shift = m->bit_off % 8, units = (shift + m->bit_size + 7) / 8;
+
+		kind = units <= 4 ? int_kind(units == 3 ? 4 : units, false) : -1;
+		f->bit_shift = shift;
+		f->bit_width = m->bit_size;
+	} else {
+		kind = m->bit_off % 8 ? -1 : int_kind(m->size, m->is_signed);
+	}
+	if (kind < 0) {
+		snprintf(mf->why, sizeof(mf->why), "member '%s' (%u bits at bit %u) is not an "
+			 "integer kmeta reads", m->name, m->bit_size ? m->bit_size : m->size * 8,
+			 m->bit_off);
+		return false;
+	}
+	f->off = m->bit_off / 8;
+	f->kind = kind;
+	return true;
+}
+
+/* Is every member of the struct a field of l or one it covers?  The first that is not */
+static const struct kmeta_btf_member *unknown_member(const struct layout *l,
+						     const struct kmeta_btf_member *m, int nr)
+{
+	for (int k = 0; k < nr; k++) {
+		bool known = is_listed(l->btf_covered, m[k].name);
+
+		for (unsigned int i = 0; !known && layout_field(l, i); i++)
+			known = !strcmp(field_btf_name(&l->fields[i]), m[k].name);
+		if (!known)
+			return &m[k];
+	}
+	return NULL;
+}
+
+/* Template l read at the places of the struct's members into out; false and why if not */
+static bool derive_layout(const struct layout *l, const struct kmeta_btf_member *m, int nr,
+			  unsigned int size, struct layout *out, struct misfit *mf)
+{
+	const struct kmeta_btf_member *u = unknown_member(l, m, nr);
+
+	*out = *l;
+	out->entry_size = size;
+	mf->fields_matched = 0;
+	for (unsigned int i = 0; layout_field(l, i); i++) {
+		const char *name = field_btf_name(&l->fields[i]);
+		const struct kmeta_btf_member *fm;
+
+		if (!name[0]) {	/* not in BTF: as the template has it, if the size agrees */
+			if (l->entry_size == size)
+				continue;
+			snprintf(mf->why, sizeof(mf->why), "is %u bytes where layout %s has %u",
+				 size, l->name, l->entry_size);
+			return false;
+		}
+		fm = find_member(m, nr, name);
+		if (!fm) {
+			snprintf(mf->why, sizeof(mf->why), "has no member '%s'", name);
+			return false;
+		}
+		if (!derive_field(&out->fields[i], fm, mf))
+			return false;
+		mf->fields_matched++;
+	}
+	if (u) {
+		snprintf(mf->why, sizeof(mf->why), "has member '%s' (at +%u), which kmeta does "
+			 "not know", u->name, u->bit_off / 8);
+		return false;
 	}
 	return true;
 }
 
-static bool layout_matches_version(const struct layout *l, unsigned int v)
+static bool same_layout(const struct layout *a, const struct layout *b)
 {
-	return (!l->min_version || v >= l->min_version) && (!l->max_version || v <= l->max_version);
+	return a->entry_size == b->entry_size && !memcmp(a->fields, b->fields, sizeof(a->fields));
+}
+
+/*
+ * The layout from the kernel's BTF: the first template that fits, named as the template
+ * when BTF gives its offsets exactly (the cross-check), "btf" when it moves them.
+ */
+static int layout_from_btf(struct kmeta_table *t, int size)
+{
+	const struct table_desc *d = t->desc;
+	struct kmeta_btf_member m[MAX_BTF_MEMBERS];
+	struct misfit best = { -1, "" }, mf;
+	struct layout out;
+	int nr = kmeta_btf_struct_members(t->img, d->btf_struct, m, MAX_BTF_MEMBERS);
+
+	if (nr < 0) {
+		pr_err(t->img->path, "%s: struct %s in the kernel's BTF cannot be read (%s)",
+		       d->name, d->btf_struct, strerror(-nr));
+		return -EPROTO;
+	}
+	for (unsigned int i = 0; i < d->nr_layouts; i++) {
+		if (derive_layout(&d->layouts[i], m, nr, size, &out, &mf)) {
+			t->btf_layout = xmalloc(sizeof(out));
+			*t->btf_layout = out;
+			if (!same_layout(&out, &d->layouts[i]))
+				t->btf_layout->name = "btf";
+			t->layout = t->btf_layout;
+			return 0;
+		}
+		if (mf.fields_matched > best.fields_matched)
+			best = mf;
+	}
+	pr_err(t->img->path, "%s: struct %s in the kernel's BTF (%d bytes) %s; see "
+	       "Documentation/tables.rst", d->name, d->btf_struct, size, best.why);
+	return -EPROTO;
 }
 
 static int choose_layout(struct kmeta_table *t)
@@ -50,18 +212,8 @@ static int choose_layout(struct kmeta_table *t)
 	struct kmeta_image *img = t->img;
 	int size = d->btf_struct ? kmeta_btf_struct_size(img, d->btf_struct) : -ENOENT;
 
-	for (unsigned int i = 0; size >= 0 && i < d->nr_layouts; i++) {
-		if (layout_matches_btf(img, d->btf_struct, &d->layouts[i], size)) {
-			t->layout = &d->layouts[i];
-			return 0;
-		}
-	}
-	if (size >= 0) {
-		pr_err(img->path, "%s: struct %s in the kernel's BTF (%d bytes) matches no "
-		       "layout kmeta knows; see Documentation/tables.rst", d->name,
-		       d->btf_struct, size);
-		return -EPROTO;
-	}
+	if (size >= 0)
+		return layout_from_btf(t, size);
 	for (unsigned int i = 0; i < d->nr_layouts; i++) {
 		if (layout_matches_version(&d->layouts[i], img->version)) {
 			t->layout = &d->layouts[i];
@@ -73,16 +225,41 @@ static int choose_layout(struct kmeta_table *t)
 	return -EPROTO;
 }
 
+static unsigned int kind_size(unsigned int kind)
+{
+	switch (kind) {
+	case FK_U8: case FK_S8: return 1;
+	case FK_U16: case FK_S16: return 2;
+	case FK_U32: case FK_S32: case FK_PCREL32: return 4;
+	}
+	return 8;
+}
+
+/* Bytes of an entry up to the end of its last field: what a cut last entry must hold */
+static unsigned int layout_extent(const struct layout *l)
+{
+	unsigned int end = 0;
+
+	for (unsigned int i = 0; layout_field(l, i); i++)
+		if (l->fields[i].off + kind_size(l->fields[i].kind) > end)
+			end = l->fields[i].off + kind_size(l->fields[i].kind);
+	return end;
+}
+
 int table_add_range(struct kmeta_table *t, uint64_t start, uint64_t stop, const char *name)
 {
 	unsigned int esize = t->layout->entry_size;
+	uint64_t cut = 0;
 
 	if (stop < start) {
 		pr_err(t->img->path, "%s: %s ends at 0x%" PRIx64 ", before its start 0x%" PRIx64,
 		       t->desc->name, name, stop, start);
 		return -EINVAL;
 	}
-	if ((stop - start) % esize) {
+	if ((stop - start) % esize && t->layout->cut_tail &&
+	    (stop - start) % esize >= layout_extent(t->layout))
+		cut = esize - (stop - start) % esize;
+	if ((stop - start + cut) % esize) {
 		pr_err(t->img->path, "%s: %s is %" PRIu64 " bytes, not a multiple of the "
 		       "%u-byte entry", t->desc->name, name, stop - start, esize);
 		return -EINVAL;
@@ -93,8 +270,9 @@ int table_add_range(struct kmeta_table *t, uint64_t start, uint64_t stop, const 
 		return -EINVAL;
 	}
 	t->ranges = xrealloc(t->ranges, (t->nr_ranges + 1) * sizeof(*t->ranges));
-	t->ranges[t->nr_ranges++] = (struct table_range){ start, stop - start, name };
-	t->nr_slots += (stop - start) / esize;
+	t->ranges[t->nr_ranges++] = (struct table_range){ start, stop - start, name,
+							  (stop - start + cut) / esize };
+	t->nr_slots += (stop - start + cut) / esize;
 	t->present = true;
 	return 0;
 }
@@ -146,6 +324,24 @@ static bool is_present(struct kmeta_table *t)
 	return d->sec_name && kmeta_find_sec_by_name(img, d->sec_name);
 }
 
+/* Are the real entries' sites in ascending order (filler aside)? */
+static bool sites_in_order(struct kmeta_table *t)
+{
+	struct kmeta_entry e;
+	uint64_t prev = 0;
+
+	for (size_t i = 0; i < t->nr_slots; i++) {
+		if (kmeta_table_read_entry(t, i, &e))
+			return false;
+		if (e.filler)
+			continue;
+		if (e.site < prev)
+			return false;
+		prev = e.site;
+	}
+	return true;
+}
+
 static struct kmeta_table *table_new(struct kmeta_image *img, const struct table_desc *d)
 {
 	struct kmeta_table *t = xcalloc(1, sizeof(*t));
@@ -156,9 +352,11 @@ static struct kmeta_table *table_new(struct kmeta_image *img, const struct table
 		return t;
 	if (choose_layout(t) || locate(t)) {
 		free(t->ranges);
+		free(t->btf_layout);
 		free(t);
 		return NULL;
 	}
+	t->sorted = d->sorted && (!d->sort_optional || sites_in_order(t));
 	return t;
 }
 
@@ -193,6 +391,8 @@ static uint64_t read_field(const unsigned char *p, const struct field *f, uint64
 	case FK_U16:	return *raw = get_u16(p);
 	case FK_U32:	return *raw = get_u32(p);
 	case FK_U64:	return *raw = get_u64(p);
+	case FK_S8:	return *raw = (uint64_t)(int64_t)(int8_t)p[0];
+	case FK_S64:	return *raw = get_u64(p);
 	case FK_S16:	return *raw = (uint64_t)(int64_t)(int16_t)get_u16(p);
 	case FK_S32:	return *raw = (uint64_t)(int64_t)(int32_t)get_u32(p);
 	case FK_PCREL32:
@@ -210,7 +410,7 @@ static uint64_t read_field(const unsigned char *p, const struct field *f, uint64
 int table_decode_at(struct kmeta_table *t, uint64_t addr, struct kmeta_entry *e)
 {
 	const struct layout *l = t->layout;
-	const unsigned char *p = kmeta_bytes_at(t->img, addr, l->entry_size);
+	const unsigned char *p = kmeta_bytes_at(t->img, addr, layout_extent(l));
 
 	if (!p)
 		return -EINVAL;
@@ -221,6 +421,9 @@ int table_decode_at(struct kmeta_table *t, uint64_t addr, struct kmeta_entry *e)
 		const struct field *f = &l->fields[i];
 
 		e->val[i] = read_field(p + f->off, f, addr + f->off, &e->raw[i]);
+		if (f->bit_width)
+			e->raw[i] = e->val[i] = (e->val[i] >> f->bit_shift) &
+						((1ULL << f->bit_width) - 1);
 		e->flags[i] = e->val[i] & ((1ULL << f->flag_bits) - 1);
 		e->val[i] -= e->flags[i];
 		if (f->role == FR_SITE) {
@@ -238,7 +441,7 @@ int kmeta_table_read_entry(struct kmeta_table *t, size_t idx, struct kmeta_entry
 	if (t->desc->read)
 		return t->desc->read(t, idx, e);
 	for (unsigned int r = 0; r < t->nr_ranges; r++) {
-		size_t n = t->ranges[r].size / t->layout->entry_size;
+		size_t n = t->ranges[r].nr;
 
 		if (left < n) {
 			e->idx = idx;
@@ -302,8 +505,10 @@ uint64_t kmeta_table_rewrite_value(const struct kmeta_table *t, const struct kme
 
 bool kmeta_table_entry_resumes(const struct kmeta_table *t, const struct kmeta_entry *e)
 {
-	return kmeta_table_has(t, TR_MAY_RESUME) &&
-	       (kmeta_table_rewrite_value(t, e) & t->desc->rewrite.mask);
+	uint64_t v = kmeta_table_rewrite_value(t, e);
+
+	return kmeta_table_has(t, TR_MAY_RESUME) && (v & t->desc->rewrite.mask) &&
+	       !(v & t->desc->rewrite.not_mask);
 }
 
 /* The located table one of whose ranges is the whole of sec, NULL if none or on error */
@@ -354,6 +559,7 @@ void table_free_all(struct kmeta_image *img)
 		if (t->desc->free_priv)
 			t->desc->free_priv(t);
 		free(t->ranges);
+		free(t->btf_layout);
 		free(t);
 	}
 	free(img->tables);

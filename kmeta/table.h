@@ -2,9 +2,13 @@
 /*
  * Patch-site tables described as data.  Each table file (alternatives.c, orc.c, ...)
  * exports one struct table_desc: how to find the table, the entry layouts kmeta knows
- * per kernel version (confirmed against the kernel's BTF when it has the struct), which
- * fields point into code, and optional hooks for what is table-specific: symbolic
+ * (templates: each field's name, BTF member and meaning), which fields point into code, and optional hooks for what is table-specific: symbolic
  * formatting of a field and the per-entry check against the bytes it points to.
+ *
+ * Where the kernel has BTF, the layout is read from it (table.c, as libbpf's CO-RE
+ * relocations do): the template whose members are exactly the struct's gives each
+ * field's meaning, BTF its offset, size, signedness and bits.  Without BTF a template is
+ * taken as it is, chosen by the kernel version.
  *
  * The generic engine (table.c) locates, reads, filters and formats entries; the
  * commands (summary, dump, check, diff) and kbolt's rewriting go through it.
@@ -19,7 +23,7 @@
 
 enum field_kind {
 	FK_U8, FK_U16, FK_U32, FK_U64,
-	FK_S16, FK_S32,
+	FK_S8, FK_S16, FK_S32, FK_S64,
 	FK_PCREL32,	/* s32 offset from the field's own address */
 	FK_PCREL64,	/* s64 offset from the field's own address */
 	FK_ABS64,	/* u64 absolute address */
@@ -40,6 +44,8 @@ struct field {
 	unsigned char role;	/* enum field_role */
 	unsigned char flag_bits;	/* low bits of a pointer that carry flags */
 	bool hex;		/* print a plain value in hex (ids, masks); decimal otherwise */
+	unsigned char bit_shift;	/* a bitfield (from BTF): its bits in the unit read */
+	unsigned char bit_width;	/* 0: the whole unit */
 };
 
 struct layout {
@@ -47,7 +53,10 @@ struct layout {
 	unsigned int min_version;	/* KMETA_VERSION(); 0 = any */
 	unsigned int max_version;	/* 0 = any */
 	unsigned int entry_size;
-	const char *btf_has;		/* a BTF member that tells this layout apart */
+	const char *btf_covered;	/* BTF members, space-separated, that a field here
+					   reads as part of a wider unit (ORC's bitfields) */
+	bool cut_tail;			/* the last entry may lack its tail padding: 5.10's
+					   .parainstructions ends at the last entry's fields */
 	struct field fields[TABLE_MAX_FIELDS];
 };
 
@@ -55,6 +64,7 @@ struct table_range {
 	uint64_t addr;
 	uint64_t size;
 	const char *name;	/* section or symbol family the range came from */
+	size_t nr;		/* its entries */
 };
 
 struct kmeta_entry {
@@ -102,7 +112,8 @@ struct table_rewrite {
 	unsigned int flags;	/* enum table_rewrite_flag */
 	const char *field;	/* by name: the field TR_JUMP_LABEL, TR_MAY_RESUME or
 				   TR_PATCHED_UNIT reads */
-	uint64_t mask;		/* TR_MAY_RESUME */
+	uint64_t mask;		/* TR_MAY_RESUME: field has a bit of mask ... */
+	uint64_t not_mask;	/* ... and none of not_mask */
 };
 
 struct table_desc {
@@ -114,6 +125,9 @@ struct table_desc {
 	const struct layout *layouts;
 	unsigned int nr_layouts;
 	bool sorted;			/* sorted by site at build time */
+	bool sort_optional;		/* only by some builds (mcount_loc: BUILDTIME_MCOUNT_
+					   SORT), the kernel sorts it at boot otherwise: the
+					   image's own order tells */
 	struct table_rewrite rewrite;	/* how moved code changes its entries */
 
 	/* for tables that are not one array of fixed-size entries */
@@ -135,7 +149,9 @@ struct kmeta_table {
 	const struct table_desc *desc;
 	struct kmeta_image *img;
 	const struct layout *layout;
+	struct layout *btf_layout;	/* layout when read from BTF (owned) */
 	bool present;
+	bool sorted;			/* sorted at build time, and so to be kept */
 	struct table_range *ranges;
 	unsigned int nr_ranges;
 	size_t nr_slots;
@@ -167,6 +183,11 @@ int kmeta_table_site_ranges(struct kmeta_image *img, unsigned int flag, unsigned
 static inline bool kmeta_table_has(const struct kmeta_table *t, unsigned int flag)
 {
 	return t->desc->rewrite.flags & flag;
+}
+/* Is t sorted at build time, so that a rewriter must keep it sorted? */
+static inline bool kmeta_table_sorted(const struct kmeta_table *t)
+{
+	return t->sorted;
 }
 /* Index of the field of that name in t's layout, -1 if none */
 int table_field_idx(const struct kmeta_table *t, const char *name);

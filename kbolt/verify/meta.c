@@ -197,7 +197,7 @@ void verify_tables(struct verifier *v)
 			     ta->nr_slots);
 			continue;
 		}
-		if (ta->desc->sorted)
+		if (kmeta_table_sorted(ta))
 			check_sorted(v, ta, tb);
 		else
 			check_slots(v, ta, tb);
@@ -215,7 +215,7 @@ static void find_sorted_areas(struct verifier *v, struct sorted_areas *sa)
 	for (unsigned int d = 0; d < kmeta_nr_table_descs; d++) {
 		struct kmeta_table *t = kmeta_table_get(v->a, kmeta_table_descs[d]);
 
-		if (!t || !t->present || !t->desc->sorted)
+		if (!t || !t->present || !kmeta_table_sorted(t))
 			continue;
 		sa->v = xrealloc(sa->v, (sa->nr + t->nr_ranges) * sizeof(*sa->v));
 		for (unsigned int r = 0; r < t->nr_ranges; r++)

@@ -487,7 +487,7 @@ static void gather_roots(struct verifier *v, struct roots *r)
 		if (!ta || !tb || !ta->present || ta->nr_slots != tb->nr_slots ||
 		    kmeta_table_has(ta, TR_OWN_PASS))
 			continue;
-		if (ta->desc->sorted)
+		if (kmeta_table_sorted(ta))
 			entries_of_sorted(v, r, ta, tb);
 		else
 			pairs_from_slots(v, r, ta, tb);

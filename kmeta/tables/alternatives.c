@@ -20,7 +20,7 @@ enum { ALT_SITE, ALT_REPL, ALT_FEATURE, ALT_INSTRLEN, ALT_REPLLEN };
 
 static const struct layout alternatives_layouts[] = {
 	{ .name = "6.1", .min_version = KMETA_VERSION(6, 1), .max_version = KMETA_VERSION(6, 1),
-	  .entry_size = 12, .btf_has = "cpuid",
+	  .entry_size = 12,
 	  .fields = {
 		{ "instr", "instr_offset", 0, FK_PCREL32, FR_SITE, 0 },
 		{ "replacement", "repl_offset", 4, FK_PCREL32, FR_CODE, 0 },
@@ -30,7 +30,7 @@ static const struct layout alternatives_layouts[] = {
 	} },
 	{ .name = "6.12", .min_version = KMETA_VERSION(6, 12), .max_version = KMETA_VERSION(6, 12),
 	  .entry_size = 14,
-	  .btf_has = "ft_flags",
+	  .btf_covered = "cpuid flags",
 	  .fields = {
 		{ "instr", "instr_offset", 0, FK_PCREL32, FR_SITE, 0 },
 		{ "replacement", "repl_offset", 4, FK_PCREL32, FR_CODE, 0 },

@@ -5,7 +5,8 @@
  * asm/extable_fixup_types.h), register (8-11), flags (12-15) and a signed immediate
  * (16-31).  Sorted by insn at build time (scripts/sorttable) and binary-searched: faults
  * can be taken before any boot-time sort.  insn -> fixup is a control-flow edge that
- * exists only here.
+ * exists only here.  Before 5.16 the third field is s32 handler -> the ex_handler_*()
+ * function that resumes at fixup, often in the .fixup section (5.10).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,6 +20,11 @@ static const struct layout ex_table_layouts[] = {
 		{ "insn", NULL, 0, FK_PCREL32, FR_SITE, 0 },
 		{ "fixup", NULL, 4, FK_PCREL32, FR_CODE, 0 },
 		{ "data", NULL, 8, FK_S32, FR_VALUE, 0 },
+	} },
+	{ .name = "handler", .max_version = KMETA_VERSION(5, 15), .entry_size = 12, .fields = {
+		{ "insn", NULL, 0, FK_PCREL32, FR_SITE, 0 },
+		{ "fixup", NULL, 4, FK_PCREL32, FR_CODE, 0 },
+		{ "handler", NULL, 8, FK_PCREL32, FR_CODE, 0 },
 	} },
 };
 
@@ -45,8 +51,7 @@ static bool ex_table_format(struct kmeta_table *t, const struct kmeta_entry *e,
 	int imm = data >> 16;
 	int n;
 
-	(void)t;
-	if (i != EX_DATA)
+	if (i != EX_DATA || (int)i != table_field_idx(t, "data"))
 		return false;
 	if (type < sizeof(ex_type_names) / sizeof(ex_type_names[0]))
 		n = snprintf(buf, size, "EX_TYPE_%s", ex_type_names[type]);
@@ -73,7 +78,8 @@ static void ex_table_check(struct kmeta_table *t, const struct kmeta_entry *e,
 	if (!check_site_is_code(c, fixup, "fixup"))
 		return;
 	check_insn_boundary(c, fixup, "fixup");
-	if (((int32_t)e->val[EX_DATA] & 0xff) == EX_TYPE_ZEROPAD) {
+	if (table_field_idx(t, "data") == EX_DATA &&
+	    ((int32_t)e->val[EX_DATA] & 0xff) == EX_TYPE_ZEROPAD) {
 		/* ex_handler_zeropad() resumes at fixup: it must be the next instruction */
 		len = kmeta_insn_len(t->img, e->site);
 		if (len > 0 && fixup != e->site + len)

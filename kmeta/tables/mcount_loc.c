@@ -2,7 +2,8 @@
 /*
  * __mcount_loc: u64 absolute addresses of the "call __fentry__" at the start of every
  * traceable function (at +4 after endbr64 with IBT).  Sorted at build time
- * (scripts/sorttable) and binary-searched by ftrace; slots of functions the build
+ * (scripts/sorttable) with CONFIG_BUILDTIME_MCOUNT_SORT (5.18+), at boot by
+ * ftrace_process_locs() otherwise (5.10), and binary-searched by ftrace; slots of functions the build
  * dropped are zeroed (filler).  ftrace turns each call into a nop5 at boot, and only
  * after checking that the call is there (ftrace_verify_code(): ftrace_bug() otherwise),
  * so a nop5 in the file is a violation too.
@@ -55,6 +56,7 @@ const struct table_desc mcount_loc_table = {
 	.layouts = mcount_loc_layouts,
 	.nr_layouts = ARRAY_SIZE(mcount_loc_layouts),
 	.sorted = true,
+	.sort_optional = true,
 	.check = mcount_loc_check,
 	.rewrite = { TR_AFTER_ENDBR | TR_PATCHED_POINT },
 };

@@ -20,14 +20,14 @@ enum { ORC_IP, ORC_SP, ORC_BP, ORC_BITS };
 
 static const struct layout orc_layouts[] = {
 	{ .name = "6.1", .min_version = KMETA_VERSION(6, 1), .max_version = KMETA_VERSION(6, 1),
-	  .entry_size = 6, .btf_has = "end", .fields = {
+	  .entry_size = 6, .btf_covered = "sp_reg bp_reg type end unused", .fields = {
 		{ "ip", "", 0, FK_PCREL32, FR_SITE, 0 },
 		{ "sp_offset", NULL, 0, FK_S16, FR_VALUE, 0 },
 		{ "bp_offset", NULL, 2, FK_S16, FR_VALUE, 0 },
 		{ "bits", "", 4, FK_U16, FR_VALUE, 0 },
 	} },
 	{ .name = "6.12", .min_version = KMETA_VERSION(6, 12), .max_version = KMETA_VERSION(6, 12),
-	  .entry_size = 6, .btf_has = "signal", .fields = {
+	  .entry_size = 6, .btf_covered = "sp_reg bp_reg type signal unused", .fields = {
 		{ "ip", "", 0, FK_PCREL32, FR_SITE, 0 },
 		{ "sp_offset", NULL, 0, FK_S16, FR_VALUE, 0 },
 		{ "bp_offset", NULL, 2, FK_S16, FR_VALUE, 0 },
@@ -86,8 +86,8 @@ static int orc_locate(struct kmeta_table *t)
 	if (hdr && hdr->data && hdr->size == 20)
 		priv->header = hdr->data;
 	t->ranges = xcalloc(2, sizeof(*t->ranges));
-	t->ranges[0] = (struct table_range){ ip_sec->addr, ip_sec->size, ".orc_unwind_ip" };
-	t->ranges[1] = (struct table_range){ orc_sec->addr, orc_sec->size, ".orc_unwind" };
+	t->ranges[0] = (struct table_range){ ip_sec->addr, ip_sec->size, ".orc_unwind_ip", nr_ip };
+	t->ranges[1] = (struct table_range){ orc_sec->addr, orc_sec->size, ".orc_unwind", nr_ip };
 	t->nr_ranges = 2;
 	t->nr_slots = nr_ip;
 	t->present = true;

@@ -25,10 +25,11 @@ static void retpoline_sites_check(struct kmeta_table *t, const struct kmeta_entr
 		check_report(c, e->site, "expected a call, jmp or jcc rel32 to a retpoline thunk");
 		return;
 	}
+	if (kmeta_find_alias_at(t->img, b.target, prefix, true))
+		return;
 	name = sym_name_at(t->img, b.target);
-	if (!name || strncmp(name, prefix, sizeof(prefix) - 1))
-		check_report(c, e->site, "branch goes to %s, not a __x86_indirect_thunk_*",
-			     name ? name : "a place with no symbol");
+	check_report(c, e->site, "branch goes to %s, not a __x86_indirect_thunk_*",
+		     name ? name : "a place with no symbol");
 }
 
 const struct table_desc retpoline_sites_table = {
