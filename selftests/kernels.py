@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Tool tests of kmeta on the two Debian kernels (scripts/kernels.conf).
+"""Tool tests of kmeta on Debian's kernels (scripts/kernels.conf).
 
 Every table is decoded a second, independent way here (pyelftools and struct, from the
-kernel's own struct definitions) and compared entry by entry with `kmeta dump -j`, and
-the counts with `kmeta summary -j`.  Then `kmeta check` must pass on both clean kernels,
-and a few entries are checked against facts known from the kernel source.  TAP output.
+kernel's own struct definitions, per kernel series: FORMATS) and compared entry by entry
+with `kmeta dump -j`, and the counts with `kmeta summary -j`.  Then `kmeta check` must
+pass on each clean kernel, and a few entries are checked against facts known from the
+kernel source.  The 6.1 and 6.12 kernels are the tests' own (scripts/fetch-kernels);
+5.10 (GCC 10) and 7.3 are read when fetched.  TAP output.
 """
 import json
 import os
@@ -106,12 +108,13 @@ def s32_list(img, start, stop):
     return out
 
 
-def fixed(img, start, stop, size, fields):
-    """Fixed-size entries; fields: list of (offset, 'rel32'|'rel64'|'abs64'|fmt)."""
+def fixed(img, start, stop, size, fields, cut=0):
+    """Fixed-size entries; fields: list of (offset, 'rel32'|'rel64'|'abs64'|fmt); the last
+    entry cut bytes short."""
     b = img.bounds(start, stop)
     if not b:
         return None
-    raw = img.read(b[0], b[1] - b[0])
+    raw = img.read(b[0], b[1] - b[0]) + bytes(cut)
     out = []
     for i in range(0, len(raw), size):
         ent = []
@@ -129,7 +132,28 @@ def fixed(img, start, stop, size, fields):
     return out
 
 
-def independent_tables(img, is_612):
+# What differs per kernel series, from its source: alt_instr's size, the bug entry's fields
+# (7.x: the format after the address), the third field of an exception entry (5.10: a
+# relative pointer to the handler), .parainstructions (gone in 6.8; 5.10's last entry
+# lacks its 4 bytes of tail padding), and the tables of the kernel's config.
+FORMATS = {
+    "5.10": dict(alt=12, bug=[(0, "rel32"), (4, "rel32"), (8, "H"), (10, "H")],
+                 ex3="rel32", paravirt=True, sites=("smp_locks", "retpoline_sites",
+                                                     "return_sites")),
+    "6.1": dict(alt=12, bug=[(0, "rel32"), (4, "rel32"), (8, "H"), (10, "H")],
+                ex3="i", paravirt=True, sites=("smp_locks", "retpoline_sites", "return_sites")),
+    "6.12": dict(alt=14, bug=[(0, "rel32"), (4, "rel32"), (8, "H"), (10, "H")],
+                 ex3="i", paravirt=False, sites=("smp_locks", "retpoline_sites",
+                                                  "return_sites", "call_sites",
+                                                  "ibt_endbr_seal", "runtime_const")),
+    "7.3": dict(alt=14, bug=[(0, "rel32"), (8, "rel32"), (12, "H"), (14, "H"), (4, "rel32")],
+                ex3="i", paravirt=False, sites=("retpoline_sites", "return_sites",
+                                                 "call_sites", "ibt_endbr_seal",
+                                                 "runtime_const")),
+}
+
+
+def independent_tables(img, fmt):
     """table -> list of entries (first element the site; None for filler slots)."""
     t = {}
     for name, a, b in [("smp_locks", "__smp_locks", "__smp_locks_end"),
@@ -140,13 +164,15 @@ def independent_tables(img, is_612):
         lst = s32_list(img, a, b)
         if lst is not None:
             t[name] = [[s] if s is not None else None for s in lst]
-    alt_size = 14 if is_612 else 12
+    alt_size = fmt["alt"]
     t["alternatives"] = fixed(img, "__alt_instructions", "__alt_instructions_end", alt_size,
                               [(0, "rel32"), (4, "rel32"), (alt_size - 2, "B"),
                                (alt_size - 1, "B")])
-    if not is_612:
+    if fmt["paravirt"]:
+        b = img.bounds("__parainstructions", "__parainstructions_end")
+        cut = (16 - (b[1] - b[0]) % 16) % 16	# 5.10: no padding after the last entry
         t["paravirt"] = fixed(img, "__parainstructions", "__parainstructions_end", 16,
-                              [(0, "abs64"), (8, "B"), (9, "B")])
+                              [(0, "abs64"), (8, "B"), (9, "B")], cut)
     t["jump_table"] = fixed(img, "__start___jump_table", "__stop___jump_table", 16,
                             [(0, "rel32"), (4, "rel32"), (8, "rel64")])
     t["static_call_sites"] = fixed(img, "__start_static_call_sites",
@@ -154,9 +180,10 @@ def independent_tables(img, is_612):
     mc = fixed(img, "__start_mcount_loc", "__stop_mcount_loc", 8, [(0, "abs64")])
     t["mcount_loc"] = [e if e[0] else None for e in mc]
     t["ex_table"] = fixed(img, "__start___ex_table", "__stop___ex_table", 12,
-                          [(0, "rel32"), (4, "rel32"), (8, "i")])
-    t["bug_table"] = fixed(img, "__start___bug_table", "__stop___bug_table", 12,
-                           [(0, "rel32"), (4, "rel32"), (8, "H"), (10, "H")])
+                          [(0, "rel32"), (4, "rel32"), (8, fmt["ex3"])])
+    bug_size = max(off for off, _ in fmt["bug"]) + 2
+    t["bug_table"] = fixed(img, "__start___bug_table", "__stop___bug_table", bug_size,
+                           fmt["bug"])
     ip = s32_list(img, "__start_orc_unwind_ip", "__stop_orc_unwind_ip")
     orc = fixed(img, "__start_orc_unwind", "__stop_orc_unwind", 6,
                 [(0, "h"), (2, "h"), (4, "H")])
@@ -193,17 +220,18 @@ def kmeta_entry(table, e):
         flags = int(e["key"].split("|")[1], 16) if "|" in e["key"] else 0
         return [site, h("key_addr") + flags]
     if table == "ex_table":
-        return [site, h("fixup_addr"), r("data")]
+        return [site, h("fixup_addr"), h("handler_addr") if "handler" in e else r("data")]
     if table == "bug_table":
-        return [site, h("file_addr"), r("line"), r("flags")]
+        fmt = [h("format_addr")] if "format" in e else []
+        return [site, h("file_addr"), r("line"), r("flags")] + fmt
     if table == "orc":
         return [site, r("sp_offset"), r("bp_offset"), r("bits")]
     raise KeyError(table)
 
 
-def test_kernel(label, path, is_612):
+def test_kernel(label, path, fmt):
     img = Image(path)
-    ref = independent_tables(img, is_612)
+    ref = independent_tables(img, fmt)
     summary = kmeta_json("summary", path)["tables"]
     for table, entries in sorted(ref.items()):
         real = [e for e in entries if e is not None]
@@ -224,26 +252,52 @@ def test_kernel(label, path, is_612):
         ok(len(mine) == len(real) and not bad,
            f"{label}: {table}: every entry decodes as the independent reader's",
            f"{len(mine)} vs {len(real)} entries; first difference: {bad[:1]}")
-    for table in ("call_sites", "ibt_endbr_seal", "runtime_const"):
-        ok(summary[table]["present"] == is_612,
-           f"{label}: {table} {'present' if is_612 else 'absent'} as in the kernel's config")
-    ok(summary["paravirt"]["present"] != is_612,
-       f"{label}: paravirt table {'absent' if is_612 else 'present'}")
+    for table in ("smp_locks", "call_sites", "ibt_endbr_seal", "runtime_const"):
+        want = table in fmt["sites"]
+        ok(summary[table]["present"] == want,
+           f"{label}: {table} {'present' if want else 'absent'} as in the kernel's config")
+    ok(summary["paravirt"]["present"] == fmt["paravirt"],
+       f"{label}: paravirt table {'present' if fmt['paravirt'] else 'absent'}")
     r = subprocess.run([KMETA, "check", path], capture_output=True, text=True)
     ok(r.returncode == 0 and r.stdout == "", f"{label}: kmeta check passes on the clean kernel",
        r.stdout[:400], r.stderr[:400])
     return img
 
 
-def test_symbolic(label, path, is_612):
+# The first two ORC entries of schedule() in objtool's notation, per series: 6.12's endbr64
+# and call-depth padding move the first past +0; 7.3's schedule() starts with its
+# frame set up through %rdi
+SCHEDULE_ORC = {
+    "5.10": ("schedule ", " sp:sp+8 bp:(und) type:call end:0"),
+    "6.1": ("schedule ", " sp:sp+8 bp:(und) type:call end:0"),
+    "6.12": ("schedule+", " type:call sp:sp+16 bp:(und) signal:0"),
+    "7.3": ("schedule+", " type:call sp:di+16 bp:(und) signal:0"),
+}
+
+
+def test_symbolic(label, path, series):
     """Entries whose decoding the kernel source fixes."""
-    # copy_user_generic's uaccess: its ex_table entries are EX_TYPE_UACCESS or DEFAULT
     ex = kmeta_json("dump", "ex_table", path)["entries"]
-    types = {e["data"].split(",")[0] for e in ex}
-    ok("EX_TYPE_UACCESS" in types and "EX_TYPE_DEFAULT" in types,
-       f"{label}: ex_table types decode by name", sorted(types)[:10])
+    if series == "5.10":
+        # before 5.16 an entry names its handler function
+        handlers = {e["handler"] for e in ex}
+        ok("ex_handler_default" in handlers and "ex_handler_uaccess" in handlers and
+           all(h.startswith("ex_handler_") for h in handlers),
+           f"{label}: ex_table handlers are ex_handler_* functions", sorted(handlers)[:10])
+    else:
+        # copy_user_generic's uaccess: its ex_table entries are EX_TYPE_UACCESS or DEFAULT
+        types = {e["data"].split(",")[0] for e in ex}
+        ok("EX_TYPE_UACCESS" in types and "EX_TYPE_DEFAULT" in types,
+           f"{label}: ex_table types decode by name", sorted(types)[:10])
+    if series == "7.3":
+        bug = kmeta_json("dump", "bug_table", path)["entries"]
+        args = [e for e in bug if "ARGS" in e["flags"]]
+        ok(len(args) > 1000 and all("WARNING" in e["flags"] for e in args) and
+           any(e["format"] == "%s" or "%" in e["format"] for e in args),
+           f"{label}: bug_table: {len(args)} WARNs with arguments and their format strings",
+           args[:1])
     alt = kmeta_json("dump", "alternatives", path)["entries"]
-    feat = "ft_flags" if is_612 else "cpuid"
+    feat = "cpuid" if FORMATS[series]["alt"] == 12 else "ft_flags"
     names = {e[feat] for e in alt}
     ok(any(n.startswith("X86_FEATURE_SMAP") for n in names)
        and any(n.startswith("X86_BUG_") or n.startswith("!X86_") for n in names),
@@ -253,9 +307,7 @@ def test_symbolic(label, path, is_612):
        f"{label}: every static call key of vmlinux is a __SCK__ symbol")
     orc = subprocess.run([KMETA, "dump", "orc", path, "--func", "schedule"],
                          capture_output=True, text=True).stdout.splitlines()
-    # 6.12: endbr64 and the call-depth padding move the first entry past +0
-    want = ("schedule+", " type:call sp:sp+16 bp:(und) signal:0") if is_612 else \
-        ("schedule ", " sp:sp+8 bp:(und) type:call end:0")
+    want = SCHEDULE_ORC[series]
     ok(orc and orc[0].startswith(want[0]) and orc[0].endswith(want[1]),
        f"{label}: ORC of schedule in objtool notation", orc[:2])
     one = kmeta_json("dump", "ex_table", path, "--func", "copy_user_generic*")["entries"]
@@ -265,14 +317,16 @@ def test_symbolic(label, path, is_612):
 
 def main():
     c, cache = conf()
-    kernels = [("6.1", os.path.join(cache, c["KERNEL_61_RELEASE"], "vmlinux"), False),
-               ("6.12", os.path.join(cache, c["KERNEL_612_RELEASE"], "vmlinux"), True)]
-    for label, path, is_612 in kernels:
+    kernels = [("6.1", "KERNEL_61", "6.1"), ("6.12", "KERNEL_612", "6.12"),
+               ("5.10", "KERNEL_510", "5.10"), ("7.3", "KERNEL_73", "7.3")]
+    for label, var, series in kernels:
+        path = os.path.join(cache, c[var + "_RELEASE"], "vmlinux")
         if not os.path.exists(path):
-            skip(f"{label}: tables of the Debian kernel", "not fetched: run scripts/fetch-kernels")
+            skip(f"{label}: tables of the Debian kernel",
+                 f"not fetched: run scripts/fetch-kernels {label}")
             continue
-        test_kernel(label, path, is_612)
-        test_symbolic(label, path, is_612)
+        test_kernel(label, path, FORMATS[series])
+        test_symbolic(label, path, series)
     line = f"{passed} passed, {failed} failed"
     print(line + (f", {skipped} skipped" if skipped else ""))
     return 1 if failed else 0
