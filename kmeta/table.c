@@ -350,11 +350,11 @@ static struct kmeta_table *table_new(struct kmeta_image *img, const struct table
 	t->img = img;
 	if (!is_present(t))
 		return t;
-	if (choose_layout(t) || locate(t)) {
+	if (choose_layout(t) || locate(t)) {	/* said once: kept as broken */
 		free(t->ranges);
 		free(t->btf_layout);
-		free(t);
-		return NULL;
+		*t = (struct kmeta_table){ .desc = d, .img = img, .broken = true };
+		return t;
 	}
 	t->sorted = d->sorted && (!d->sort_optional || sites_in_order(t));
 	return t;
@@ -372,7 +372,15 @@ struct kmeta_table *kmeta_table_get(struct kmeta_image *img, const struct table_
 		img->tables = xcalloc(kmeta_nr_table_descs, sizeof(*img->tables));
 	if (!img->tables[i])
 		img->tables[i] = table_new(img, d);
-	return img->tables[i];
+	return img->tables[i]->broken ? NULL : img->tables[i];
+}
+
+int kmeta_table_get_all(struct kmeta_image *img)
+{
+	for (unsigned int i = 0; i < kmeta_nr_table_descs; i++)
+		if (!kmeta_table_get(img, kmeta_table_descs[i]))
+			return -EPROTO;
+	return 0;
 }
 
 const struct table_desc *kmeta_table_find_desc(const char *name)

@@ -151,6 +151,7 @@ struct kmeta_table {
 	const struct layout *layout;
 	struct layout *btf_layout;	/* layout when read from BTF (owned) */
 	bool present;
+	bool broken;			/* its error was reported: kmeta_table_get() gives NULL */
 	bool sorted;			/* sorted at build time, and so to be kept */
 	struct table_range *ranges;
 	unsigned int nr_ranges;
@@ -163,6 +164,8 @@ extern const unsigned int kmeta_nr_table_descs;
 
 /* The located table of that descriptor (present false if the image has none); NULL on error. */
 struct kmeta_table *kmeta_table_get(struct kmeta_image *img, const struct table_desc *desc);
+/* Every table located (its error reported once if not): 0, or -EPROTO */
+int kmeta_table_get_all(struct kmeta_image *img);
 const struct table_desc *kmeta_table_find_desc(const char *name);
 int kmeta_table_read_entry(struct kmeta_table *t, size_t idx, struct kmeta_entry *e);
 /* Generic reader of one fixed-size entry at addr, for hooks that split ranges. */

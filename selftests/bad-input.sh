@@ -104,6 +104,60 @@ fi
 expect_ok "control: the module" "$tmp/good.o"
 expect_ok "control: the vmlinux" "$tmp/vmlinux"
 
+# -- the kernel's BTF describes the entry: the layout is read from it (table.c), and a
+# member kmeta does not know stops kmeta and kbolt in one line, nothing written
+btf_vmlinux() {	# btf_vmlinux OUT MEMBERS: the fixture linked with BTF of that entry struct
+	printf 'struct exception_table_entry { %s };\nstruct exception_table_entry seed_ex;\n' \
+		"$2" >"$tmp/btf.c"
+	gcc -c -gbtf -o "$tmp/btf.o" "$tmp/btf.c" && ld -n -e f -Ttext=0xffffffff81000000 \
+		--no-warn-rwx-segments -o "$1" "$tmp/vm.o" "$tmp/btf.o"
+}
+if btf_vmlinux "$tmp/vm-btf" "int insn; int fixup; int data;" &&
+   btf_vmlinux "$tmp/vm-btf-moved" "int fixup; int insn; int data;" &&
+   btf_vmlinux "$tmp/vm-btf-new" "int insn; int fixup; int data; int mystery;"; then
+	expect_ok "BTF as the kernel's" "$tmp/vm-btf"
+	check_match "BTF as the kernel's: the known layout" '^ex_table +6\.1\+ ' \
+		"$("$KMETA" summary "$tmp/vm-btf" 2>&1)"
+	# insn and fixup swapped in BTF: the site is read at +4, where the fixture has fixup
+	check_match "BTF with members moved: the layout read from it" '^ex_table +btf ' \
+		"$("$KMETA" summary "$tmp/vm-btf-moved" 2>&1)"
+	check_match "BTF with members moved: the site read where BTF puts insn" '^f\+0x[0-9a-f]+ fixup=f\+0x[0-9a-f]+ ' \
+		"$("$KMETA" dump ex_table "$tmp/vm-btf-moved" 2>&1)"
+	check_eq "BTF with members moved: insn is the fixture's fixup (f+0x9)" "f+0x9" \
+		"$("$KMETA" dump ex_table "$tmp/vm-btf-moved" 2>&1 | cut -d' ' -f1)"
+	expect_error "BTF member kmeta does not know" "$tmp/vm-btf-new" \
+		"ex_table: struct exception_table_entry in the kernel's BTF \(16 bytes\) has member 'mystery' \(at \+12\), which kmeta does not know; see Documentation/tables\.rst"
+else
+	fail "gcc -gbtf links the fixture with BTF"
+fi
+
+# The 6.1 kernel whose BTF names bug_entry's member file_disp otherwise: kbolt stops too
+if [ -s "$VMLINUX_61" ] && cp "$VMLINUX_61" "$tmp/vmlinux-btf" &&
+   python3 - "$tmp/vmlinux-btf" <<'EOF'
+import subprocess, sys
+sec = [l.split() for l in subprocess.check_output(["readelf", "-SW", sys.argv[1]], text=True)
+       .replace("[ ", "[").splitlines() if " .BTF " in l][0]
+off, size = int(sec[4], 16), int(sec[5], 16)
+with open(sys.argv[1], "r+b") as f:
+    f.seek(off)
+    btf = f.read(size)
+    at = btf.index(b"\0file_disp\0")
+    f.seek(off + at + 1)
+    f.write(b"file_dis9")
+EOF
+then
+	"$KBOLT" optimize "$tmp/vmlinux-btf" -o "$tmp/vmlinux-btf.out" --layout random --seed 1 \
+		>"$tmp/out" 2>"$tmp/err"
+	check_eq "6.1 with a BTF member renamed: kbolt optimize exits 1" 1 "$?"
+	check_eq "6.1 with a BTF member renamed: kbolt names the struct and member in one line" \
+		"$tmp/vmlinux-btf: error: kbolt: bug_table: struct bug_entry in the kernel's BTF (12 bytes) has no member 'file_disp'; see Documentation/tables.rst" \
+		"$(cat "$tmp/err")"
+	check "6.1 with a BTF member renamed: nothing written" test ! -e "$tmp/vmlinux-btf.out"
+	rm -f "$tmp/vmlinux-btf"
+else
+	skip "6.1 with a BTF member renamed" "$no_kernels"
+fi
+
 # -- not an ELF file at all
 printf 'This is not an ELF file.\n' >"$tmp/text.ko"
 expect_error "text file" "$tmp/text.ko" "not an ELF file"

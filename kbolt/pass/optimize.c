@@ -49,6 +49,7 @@
 
 #include "../../common/json.h"
 #include "../../common/util.h"
+#include "../../kmeta/table.h"
 #include "../dwarf/dwarf.h"
 #include "../dwarf/io.h"
 #include "../lib/bat.h"
@@ -551,6 +552,8 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *op
 	err = outfile_check_dir(out);
 	if (!err)
 		err = open_inputs(&opt, in);
+	if (!err)	/* a table kmeta cannot read stops kbolt here, said once */
+		err = kmeta_table_get_all(opt.img);
 	if (!err && !kmeta_find_sec_by_name(opt.img, ".debug_info") &&
 	    !kmeta_find_sec_by_name(opt.img, ".debug_line"))
 		eff.update_debug = false;	/* nothing to keep true: no limit on growth */
