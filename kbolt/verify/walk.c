@@ -71,6 +71,32 @@ static void mark_new(struct vfunc *f, uint64_t new, unsigned int len)
  * targets corresponding (pushed to be checked).  Abs fields that differ must be
  * relocated in the old image and map too.
  */
+/* An absolute address: relocated pointers in data (computed-goto tables), push $label */
+static bool is_abs_reloc(uint32_t type)
+{
+	return type == R_X86_64_64 || type == R_X86_64_32 || type == R_X86_64_32S;
+}
+
+static unsigned int abs_reloc_width(const struct kmeta_reloc *r)
+{
+	return r->type == R_X86_64_64 ? 8 : 4;
+}
+
+/*
+ * The offset in i of the absolute relocation whose field holds byte k, -1 if none: the
+ * new address may share its first bytes with the old one (a label moved by a multiple
+ * of 256), so the first byte that differs can be inside the field
+ */
+static int abs_reloc_covering(struct kmeta_image *img, const struct kmeta_insn *i,
+			      unsigned int k, struct kmeta_reloc *r)
+{
+	for (int s = k; s >= 0 && s + 8 > (int)k; s--)
+		if (kmeta_reloc_at(img, i->addr + s, r) && is_abs_reloc(r->type) &&
+		    s + abs_reloc_width(r) > k)
+			return s;
+	return -1;
+}
+
 static bool same_insn(struct walker *w, struct vfunc *f, const struct kmeta_insn *i,
 		      const struct kmeta_insn *j)
 {
@@ -83,24 +109,24 @@ static bool same_insn(struct walker *w, struct vfunc *f, const struct kmeta_insn
 	for (unsigned int k = 0; k < i->len; k++) {
 		struct kmeta_reloc r;
 		uint64_t to;
+		int s;
 
 		if (i->rel_size && k >= i->rel_off && k < i->rel_off + i->rel_size)
 			continue;
 		if (p[k] == q[k])
 			continue;
 		/* an absolute address of code (push $label): where it leads must correspond */
-		if (!kmeta_reloc_at(v->a, i->addr + k, &r) ||
-		    (r.type != R_X86_64_32S && r.type != R_X86_64_32 && r.type != R_X86_64_64) ||
-		    get_u32(p + k) != (uint32_t)r.target)
+		s = abs_reloc_covering(v->a, i, k, &r);
+		if (s < 0 || get_u32(p + s) != (uint32_t)r.target)
 			return false;
 		if (r.type == R_X86_64_64)
-			to = get_u64(q + k);
+			to = get_u64(q + s);
 		else if (r.type == R_X86_64_32S)
-			to = (uint64_t)(int64_t)(int32_t)get_u32(q + k);
+			to = (uint64_t)(int64_t)(int32_t)get_u32(q + s);
 		else
-			to = get_u32(q + k);
+			to = get_u32(q + s);
 		push_target(w, f, r.target, to);
-		k += (r.type == R_X86_64_64 ? 8 : 4) - 1;
+		k = s + abs_reloc_width(&r) - 1;
 	}
 	if (i->rel_size)
 		push_target(w, f, i->target, j->target);
@@ -432,12 +458,6 @@ static size_t roots_from_sorted(struct verifier *v, const struct sorted_roots *s
 				n += add_root(v, ea->val[i], m.val[i]);
 	}
 	return n;
-}
-
-/* Relocated pointers in data: computed-goto tables and the like */
-static bool is_abs_reloc(uint32_t type)
-{
-	return type == R_X86_64_64 || type == R_X86_64_32 || type == R_X86_64_32S;
 }
 
 /*
