@@ -4,7 +4,8 @@
 # sections (kbolt's no-relocations mode), and the lab's own 6.12 build, which keeps
 # them (scripts/build-kernel builds it if it is not cached).  A random layout of each
 # (and a profile layout of Debian's) verifies on its own, passes kmeta check and boots
-# through every workload; the coverage of each is printed, and the no-relocations mode
+# through every workload, Debian's random layout also with Indirect Target Selection
+# forced; the coverage of each is printed, and the no-relocations mode
 # says its output cannot feed a KASLR bzImage.  The sanitized build runs the
 # no-relocations pipeline on part of Debian's kernel.
 . "$(dirname "$0")/lib.sh"
@@ -65,6 +66,15 @@ if [ -s "$VMLINUX_612" ]; then
 		grep -q "no relocations: the output cannot be made into a KASLR bzImage" "$out.err"
 	share=$(json_get "$out.stats" 'round(100 * r["rewritten_multi_block"] / r["multi_block"], 1)')
 	check_match "... moved blocks in $share% of multi-block functions" '^([6-9][0-9]|100)\.' "$share"
+	# Indirect Target Selection (Debian's 6.12 has it): at boot each return site in the
+	# lower half of a 64-byte line becomes a jmp to its_return_thunk, the others a ret
+	# (cpu_wants_rethunk_at()): the moved sites are chosen anew
+	vm_boot "... boots with ITS forced (indirect_target_selection=force)" --kernel "$out" \
+		--workload proc --append "indirect_target_selection=force loglevel=7"
+	check_match "... the kernel mitigates ITS with its thunks" \
+		'ITS: Mitigation: Aligned branch/return thunks' "$(cat "$tmp/console")"
+	check_match "... its return thunk is the active one" \
+		'active return thunk: its_return_thunk' "$(cat "$tmp/console")"
 	prof=$tmp/proc.prof
 	vm_boot "Debian 6.12: profile of proc recorded" --kernel "$VMLINUX_612" \
 		--deterministic --workload proc --record-profile "$prof"
