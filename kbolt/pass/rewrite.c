@@ -75,12 +75,15 @@ static int retarget_unmoved(struct opt *opt)
 
 		if (!g->decoded || g->moved)
 			continue;
+		/*
+		 * A jump-label site too: a jmp in the image (a nop has no rel field) may
+		 * lead into a part that moved, 7.2's get_page_from_freelist into its .cold
+		 */
 		for (uint32_t i = 0; i < g->nr_ops && !err; i++) {
 			const struct op *op = &g->ops[i];
 
-			if (!(op->flags & OP_JL))
-				err = retarget(opt, base + op->off, op->rel_off, op->rel_size,
-					       base + op->off + op->len, op->target);
+			err = retarget(opt, base + op->off, op->rel_off, op->rel_size,
+				       base + op->off + op->len, op->target);
 		}
 		for (size_t k = 0; k < g->nr_fixes && !err; k++) {
 			const struct fix *x = &g->fixes[k];
