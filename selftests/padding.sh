@@ -3,11 +3,12 @@
 # Alignment padding inside functions, as GCC 14 puts it before small loops, on the
 # padding fixture (fixtures/padding.S), over random layouts with pad_kept left as it
 # is: every output verifies; where pad_after_jmp moved, none of the nops that nothing
-# reaches is left in it; the nops pad_reached runs
-# into its loop stay right in front of the loop's head (or of a jmp to it); pad_kept,
-# re-targeted only, keeps its padding in place.  kbolt verify refuses such an output
-# with a byte of pad_kept's padding changed, and with pad_reached's nops made int3
-# fill.  (Checked by objdump, not by kbolt.)
+# reaches is left in it; the nops pad_reached runs into its loop stay right in front
+# of the loop's head (or of a jmp to it); pad_kept, re-targeted only, keeps its padding
+# in place.  kbolt verify refuses such an output with a byte of pad_kept's padding
+# changed, and with pad_reached's nops made int3 fill.  Linked without relocations, with
+# two values in its data that point into pad_kept (its padding, its jmp over it): pad_kept
+# is left alone for them, and its layouts verify.  (Checked by objdump, not by kbolt.)
 . "$(dirname "$0")/lib.sh"
 
 KBOLT=${KBOLT:-$top/kbolt/kbolt}
@@ -27,24 +28,31 @@ split() {
 		f && NF { print > f; n = split($0, t, "\t"); if (n >= 3) print t[3] > (f ".body") }'
 }
 
-split "$fx"
-outs=
-for s in $(seq 1 "$SEEDS"); do
-	"$KBOLT" optimize "$fx" -o "$tmp/r.$s" --layout random --seed "$s" --skip-funcs pad_kept \
-		--stats -j >"$tmp/r.$s.stats" 2>"$tmp/r.$s.err"
-	echo $? >"$tmp/r.$s.rc"
-	[ -s "$tmp/r.$s" ] && split "$tmp/r.$s" && outs+=" $s"
-done
-bad=$(for s in $(seq 1 "$SEEDS"); do [ "$(cat "$tmp/r.$s.rc")" = 0 ] || echo "$s"; done)
-check_eq "$SEEDS random layouts of the fixture written and verified" "" "$(echo $bad)"
-set -- $outs
+# layouts FIXTURE PREFIX [ARGS...]: random layouts 1..$SEEDS of FIXTURE as PREFIX.N,
+# each split, its --stats -j PREFIX.N.stats; the seeds written in $outs
+layouts() {
+	local fix=$1 prefix=$2 s bad=
+	shift 2
+	split "$fix"
+	outs=
+	for s in $(seq 1 "$SEEDS"); do
+		"$KBOLT" optimize "$fix" -o "$prefix.$s" --layout random --seed "$s" "$@" --stats -j \
+			>"$prefix.$s.stats" 2>"$prefix.$s.err" || bad+=" $s"
+		[ -s "$prefix.$s" ] && split "$prefix.$s" && outs+=" $s"
+	done
+	check_eq "$SEEDS random layouts of $(basename "$fix") written and verified" "" "${bad# }"
+}
 
-# moved NAME: the seeds whose output has a new layout of NAME
+# moved NAME [FIXTURE PREFIX]: the seeds in $outs whose output has a new layout of NAME
 moved() {
+	local s
 	for s in $outs; do
-		cmp -s "$fx.d/$1.body" "$tmp/r.$s.d/$1.body" || echo "$s"
+		cmp -s "${2:-$fx}.d/$1.body" "${3:-$tmp/r}.$s.d/$1.body" || echo "$s"
 	done
 }
+
+layouts "$fx" "$tmp/r" --skip-funcs pad_kept
+set -- $outs
 
 m=$(moved pad_after_jmp)
 left=$(for s in $m; do grep -l nop "$tmp/r.$s.d/pad_after_jmp.body"; done)
@@ -101,4 +109,18 @@ check_eq "planted: pad_reached's nops, which run, made int3: verify refuses it" 
 check_match "... at the first of them" \
 	"verify: pad_reached\\+$(first_nop "$fx" pad_reached | cut -d' ' -f2): instruction differs" \
 	"$out"
+
+# Without relocations: the values leave pad_kept alone, each must lead to the same byte
+nr=$tmp/norelocs
+if gcc -c -DVALUES -o "$nr.o" "$top/selftests/fixtures/padding.S" &&
+   ld -e _text -T "$top/selftests/fixtures/vmlinux.lds" --no-warn-rwx-segments -o "$nr" "$nr.o"
+then
+	layouts "$nr" "$tmp/n"
+	check_eq "... pad_kept, and only it, left alone for the values in its padding and at its jmp" \
+		1 "$(json_get "$tmp/n.1.stats" 'r["skipped"]["data_value"]["functions"]')"
+	m=$(moved pad_kept "$nr" "$tmp/n")
+	check "... re-targeted in some layouts (seeds $(echo $m)), verified" [ -n "$m" ]
+else
+	fail "the padding fixture linked without relocations"
+fi
 done_testing

@@ -5,10 +5,10 @@
  * old offset: only its branches into moved code were re-targeted), mapped to itself
  * after the walk: what asks where an old address went (the values of a kernel without
  * relocations, the ORC and the DWARF checks, the heatmap) then finds it, and the
- * coverage takes it for code that did not move: alignment padding that nothing runs,
- * kept only if nothing could tell it from the old code.
+ * coverage takes it for code that did not move.  Two kinds, each kept only if nothing
+ * could tell it from the old code:
  *
- * GCC 14 aligns the head of a small loop on up
+ * Alignment padding that nothing runs.  GCC 14 aligns the head of a small loop on up
  * to 64 bytes, though the kernel asks for -falign-loops=1: nops before the loop's
  * head, and where the code before them ends in a jmp, a ret or a BUG's ud2, nothing
  * reaches them.  kbolt optimize drops them from a function it lays out anew (their
@@ -21,6 +21,11 @@
  * anything the proof does not know to run the nops, it would go on as the old code
  * did.  A nop that execution reaches (falling into a loop's head) is no padding: the
  * walk compares it like any other instruction.
+ *
+ * The plain jmps the walk followed (follow(): it compares code modulo them, so it maps
+ * none) that are the same bytes at the same place in the new code, reached there too,
+ * and lead to the same place: a value of a kernel without relocations may hold the
+ * address of one, or of a byte inside it.
  *
  * Runs after the walk and verify_branches(), before the checks that read the map.
  */
@@ -86,10 +91,23 @@ static uint64_t padding_run(struct verifier *v, struct vfunc *f, uint64_t off,
 	return end;
 }
 
+/* A jmp the walk followed at off, olen[off] long: mapped to itself if it stayed */
+static void keep_followed_jmp(struct verifier *v, struct vfunc *f, uint64_t off)
+{
+	uint64_t at = f->sym->addr + off;
+	struct kmeta_insn in;
+
+	if (f->map[off] != UNMAPPED || f->cover[off] != 1 || kmeta_insn_decode(v->a, at, &in) ||
+	    in.kind != KI_JMP || in.len != f->olen[off] || !same_bytes(v, &in))
+		return;
+	if (equiv(v, at, at))
+		map_in_place(f, off, in.len);
+}
+
 /*
  * Did every instruction the walk mapped stay at its offset?  Only then is what it left
- * out what it was too: in a function laid out anew, the same bytes at the same place may
- * be other code, whose line rows are another block's
+ * out what it was too: in a function laid out anew, a jmp of the same bytes at the same
+ * place may be another one, added after another block, whose line rows are that block's
  */
 static bool kept_layout(const struct vfunc *f)
 {
@@ -111,6 +129,7 @@ static void find_in_place(struct verifier *v, struct vfunc *f)
 		return;
 	for (uint64_t off = 0; off < f->sym->size;) {
 		if (f->olen[off]) {
+			keep_followed_jmp(v, f, off);
 			off += f->olen[off];
 		} else if (kmeta_insn_decode(v->a, f->sym->addr + off, &in)) {
 			return;		/* check_old_reached() says so */

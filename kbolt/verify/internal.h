@@ -145,8 +145,8 @@ int verify_dwarf(struct verifier *v, unsigned int what, size_t *nr_funcs, size_t
 
 /*
  * in_place.c: old code the walk did not map that stayed where it was, in a function
- * that kept its layout (unreached alignment padding), mapped to itself; after the walk,
- * before what reads the map
+ * that kept its layout (unreached alignment padding, the plain jmps the walk followed),
+ * mapped to itself; after the walk, before what reads the map
  */
 void verify_in_place(struct verifier *v);
 

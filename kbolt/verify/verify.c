@@ -11,7 +11,7 @@
  *    builds the address map old -> new and fails on any conflict.  Targets of table
  *    entries and relocations (exception fixups, computed-goto labels) are walked too.
  * 2. Old code the walk did not map that stayed where it was (alignment padding nothing
- *    reaches) is mapped to itself (in_place.c).  Every old
+ *    reaches, plain jmps it followed) is mapped to itself (in_place.c).  Every old
  *    instruction of a rewritten function that is not padding must have been reached,
  *    every new byte must be an instruction reached, int3 fill or padding left in place.
  * 3. ORC: the state at each new instruction is the old state at its old address.
