@@ -3,12 +3,13 @@
 # Alignment padding inside functions, as GCC 14 puts it before small loops, on the
 # padding fixture (fixtures/padding.S), over random layouts with pad_kept left as it
 # is: every output verifies; where pad_after_jmp moved, none of the nops that nothing
-# reaches is left in it; the nops pad_reached runs into its loop stay right in front
-# of the loop's head (or of a jmp to it); pad_kept, re-targeted only, keeps its padding
-# in place.  kbolt verify refuses such an output with a byte of pad_kept's padding
-# changed, and with pad_reached's nops made int3 fill.  Linked without relocations, with
-# two values in its data that point into pad_kept (its padding, its jmp over it): pad_kept
-# is left alone for them, and its layouts verify.  (Checked by objdump, not by kbolt.)
+# reaches is left in it, and --stats counts them dropped; the nops pad_reached runs
+# into its loop stay right in front of the loop's head (or of a jmp to it); pad_kept,
+# re-targeted only, keeps its padding in place.  kbolt verify refuses such an output
+# with a byte of pad_kept's padding changed, and with pad_reached's nops made int3
+# fill.  Linked without relocations, with two values in its data that point into
+# pad_kept (its padding, its jmp over it): pad_kept is left alone for them, and its
+# layouts verify.  (Checked by objdump, not by kbolt.)
 . "$(dirname "$0")/lib.sh"
 
 KBOLT=${KBOLT:-$top/kbolt/kbolt}
@@ -56,8 +57,10 @@ set -- $outs
 
 m=$(moved pad_after_jmp)
 left=$(for s in $m; do grep -l nop "$tmp/r.$s.d/pad_after_jmp.body"; done)
+runs=$(for s in $m; do json_get "$tmp/r.$s.stats" 'r["inner_padding_runs"]'; done | grep -c '^1$')
 check "pad_after_jmp: moved in some layouts ($(echo $m | wc -w) of $#)" [ -n "$m" ]
 check_eq "... none of its unreached padding is left in it" "" "$left"
+check_eq "... --stats counts a run of padding dropped in each" "$(echo $m | wc -w)" "$runs"
 
 # pad_reached: its two nops, and after the last the loop's head (add), or a jmp to it
 m=$(moved pad_reached)
