@@ -18,7 +18,7 @@ sanitized=0
 case "${OUT:-.build/default}" in *san*) sanitized=1 ;; esac
 
 fx=$top/selftests/fixtures
-need_flow_fixture
+need_fixture flow
 addr() { nm "$tmp/flow" | awk -v s="$1" '$3 == s {print $1}'; }
 printf '# kbolt profile\nkbolt-profile 1\nbuild-id -\nrelease 6.1.0-test\nrecorder test\nB %s %s 10 call\n' \
 	"$(addr flow_syscall)" "$(addr __fentry__)" >"$tmp/flow.prof"

@@ -19,7 +19,7 @@ SEEDS=${FLOW_SEEDS:-40}
 [ $sanitized = 1 ] && SEEDS=8
 
 fx=$top/selftests/fixtures
-need_flow_fixture
+need_fixture flow
 
 # optimize_seeds KBOLT PREFIX [ARGS...]: random layouts 1..$SEEDS of the fixture,
 # PREFIX.N written, PREFIX.N.rc, PREFIX.N.err and the standard output PREFIX.N.stats kept

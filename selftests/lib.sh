@@ -108,13 +108,14 @@ build_lab_kernel() {
 	return $rc
 }
 
-# need_flow_fixture: the flow fixture (fixtures/flow.S), a miniature vmlinux kbolt can
-# optimize, assembled and linked as $tmp/flow; else the script ends, failed
-need_flow_fixture() {
+# need_fixture NAME: the fixture fixtures/NAME.S (such as flow, the probes of flow.sh), a
+# miniature vmlinux kbolt can optimize, assembled and linked as $tmp/NAME; else the
+# script ends, failed
+need_fixture() {
 	local fx=$top/selftests/fixtures
-	if ! gcc -c -o "$tmp/flow.o" "$fx/flow.S" ||
-	   ! ld -q -e _text -T "$fx/vmlinux.lds" --no-warn-rwx-segments -o "$tmp/flow" "$tmp/flow.o"; then
-		fail "assemble the flow fixture"
+	if ! gcc -c -o "$tmp/$1.o" "$fx/$1.S" ||
+	   ! ld -q -e _text -T "$fx/vmlinux.lds" --no-warn-rwx-segments -o "$tmp/$1" "$tmp/$1.o"; then
+		fail "assemble the $1 fixture"
 		done_testing
 		exit 1
 	fi
@@ -149,10 +150,16 @@ json_get() {
 # bump_byte FILE ADDR: add 1 to the byte of FILE that is loaded at address ADDR (a
 # number bash reads: 0x... or a wrapped negative), in place
 bump_byte() {
-	/usr/bin/python3 - "$1" "$(printf '%x' "$2")" <<'EOF'
+	poke_bytes "$1" "$2"
+}
+
+# poke_bytes FILE ADDR [HEX]: the bytes of FILE loaded from address ADDR made HEX (such as
+# cccc), in place; without HEX, the byte there plus 1
+poke_bytes() {
+	/usr/bin/python3 - "$1" "$(printf '%x' "$2")" "${3:-}" <<'EOF'
 import sys
 from elftools.elf.elffile import ELFFile
-path, addr = sys.argv[1], int(sys.argv[2], 16)
+path, addr, new = sys.argv[1], int(sys.argv[2], 16), bytes.fromhex(sys.argv[3])
 with open(path, 'rb') as f:
     sec = next(s for s in ELFFile(f).iter_sections() if s['sh_type'] != 'SHT_NOBITS' and
                s['sh_addr'] <= addr < s['sh_addr'] + s['sh_size'])
@@ -161,7 +168,7 @@ with open(path, 'r+b') as f:
     f.seek(off)
     b = f.read(1)
     f.seek(off)
-    f.write(bytes([(b[0] + 1) & 0xff]))
+    f.write(new or bytes([(b[0] + 1) & 0xff]))
 EOF
 }
 

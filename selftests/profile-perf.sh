@@ -15,7 +15,7 @@
 KBOLT=${KBOLT:-$top/kbolt/kbolt}
 case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 fx=$top/selftests/fixtures
-need_flow_fixture
+need_fixture flow
 
 # The fixture's flow_syscall run at _text + 0x2000000: its call to __fentry__, the
 # return, then je, jne taken and the tail jmp to the thunk; most recent first

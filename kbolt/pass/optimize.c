@@ -81,6 +81,7 @@ struct opt_stats {
 	uint64_t moved_weight, unchanged_weight, total_weight;
 	size_t added_jmps, elided_jmps, inverted, widened_jl;
 	size_t grown, grown_bytes;	/* functions whose new code runs into their padding */
+	size_t inner_pads, inner_pad_bytes;	/* unreached alignment nops inside, dropped */
 	size_t orc_entries;
 	bool no_relocs;
 	struct dyno_stats dyno;	/* with a profile */
@@ -155,6 +156,20 @@ static void count_growth(const struct func *f, struct opt_stats *s)
 	}
 }
 
+/* The blocks of alignment nops inside f's body that nothing reaches: not emitted */
+static void count_dropped(const struct func *f, struct opt_stats *s)
+{
+	for (uint32_t b = 0; b < cfg_nr_body_bbs(f); b++) {
+		const struct bb *bb = &f->bbs[b];
+
+		if (!bb->drop)
+			continue;
+		s->inner_pads++;
+		for (uint32_t i = bb->first; i < bb->first + bb->nr; i++)
+			s->inner_pad_bytes += f->ops[i].len;
+	}
+}
+
 static void count_items(const struct func *f, struct opt_stats *s)
 {
 	for (uint32_t k = 0; k < f->nr_items; k++) {
@@ -211,6 +226,7 @@ static void gather_stats(struct opt *opt, struct opt_stats *s)
 			s->orc_entries += f->orc_new;
 			count_items(f, s);
 			count_growth(f, s);
+			count_dropped(f, s);
 		} else if (f->skip == SKIP_NONE) {
 			s->unchanged++;
 			s->unchanged_weight += f->weight;
@@ -258,6 +274,8 @@ static void print_stats_text(const struct opt_stats *s, bool have_profile)
 	       s->widened_jl);
 	printf("padding: %zu functions grew into the alignment padding after them, %zu bytes "
 	       "in all\n", s->grown, s->grown_bytes);
+	printf("padding inside functions: %zu runs of alignment nops that nothing reaches "
+	       "dropped, %zu bytes in all\n", s->inner_pads, s->inner_pad_bytes);
 	if (s->no_relocs)
 		printf("relocations: none: addresses in data and immediates found by reading "
 		       "every loaded byte as one, %zu functions left alone for a value that may "
@@ -290,6 +308,8 @@ static void print_stats_json(const struct opt_stats *s, bool pretty)
 		{ "kept_weight", s->unchanged_weight },
 	}, code[] = {
 		{ "padding_functions", s->grown }, { "padding_bytes", s->grown_bytes },
+		{ "inner_padding_runs", s->inner_pads },
+		{ "inner_padding_bytes", s->inner_pad_bytes },
 		{ "jmps_added", s->added_jmps }, { "jmps_removed", s->elided_jmps },
 		{ "jccs_inverted", s->inverted }, { "jump_labels_widened", s->widened_jl },
 	};

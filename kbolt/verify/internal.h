@@ -143,6 +143,13 @@ bool verify_insn_never_resumes(const unsigned char *p, unsigned int len, bool wa
  */
 int verify_dwarf(struct verifier *v, unsigned int what, size_t *nr_funcs, size_t *nr_insns);
 
+/*
+ * in_place.c: old code the walk did not map that stayed where it was, in a function
+ * that kept its layout (unreached alignment padding, the plain jmps the walk followed),
+ * mapped to itself; after the walk, before what reads the map
+ */
+void verify_in_place(struct verifier *v);
+
 /* values.c: without relocations, no address in data may point into moved code */
 void verify_values(struct verifier *v);
 

@@ -10,8 +10,10 @@
  *    (a block no longer falls through); patch sites must be the same units.  The walk
  *    builds the address map old -> new and fails on any conflict.  Targets of table
  *    entries and relocations (exception fixups, computed-goto labels) are walked too.
- * 2. Every old instruction of a rewritten function that is not padding must have been
- *    reached, every new byte must be an instruction reached or int3 fill.
+ * 2. Old code the walk did not map that stayed where it was (alignment padding nothing
+ *    reaches, plain jmps it followed) is mapped to itself (in_place.c).  Every old
+ *    instruction of a rewritten function that is not padding must have been reached,
+ *    every new byte must be an instruction reached, int3 fill or padding left in place.
  * 3. ORC: the state at each new instruction is the old state at its old address.
  * 4. Tables: every entry's code fields are the old ones through the map, the rest equal
  *    (sorted tables compared after sorting).  Relocations: each follows its place and
@@ -189,6 +191,7 @@ int verify_run(struct verifier *v, const char *new, const struct verify_report *
 	find_rewritten(v);
 	verify_walk(v);
 	verify_branches(v);	/* the last to mark code reached */
+	verify_in_place(v);	/* before anything reads the map */
 	checks.rc = verify_relocs_plan(v);
 	parallel_for(1 + verify_relocs_nr(checks.rc), check_with_map, &checks);
 	verify_relocs_free(checks.rc);

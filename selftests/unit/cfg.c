@@ -6,8 +6,10 @@
  * label's two successors, a WARN that falls through, a BUG that does not, exception
  * fixups as leaders or glued to their instruction); int3 after a jmp as the jmp's
  * speculation stopper; the claimed padding after a function as a dropped block.  Every
- * table site has a relocation in the fixture, as in vmlinux: each starts a block.
- * TAP output.
+ * table site has a relocation in the fixture, as in vmlinux: each starts a block.  On
+ * the padding fixture (selftests/fixtures/padding.S), GCC 14's alignment nops before a
+ * loop: a block of their own, dropped, after a jmp; the end of the block that runs into
+ * the loop otherwise.  TAP output.
  */
 #include "../../kbolt/pass/cfg.h"
 #include "fixture.h"
@@ -110,6 +112,40 @@ static void test_tight(struct fixture *fx)
 	   "emit_tight: bb0 jz bb2 or into bb1, bb1 falls into bb2, bb2 leaves");
 }
 
+/* How many blocks of f's body are dropped */
+static uint32_t nr_dropped(const struct func *f)
+{
+	uint32_t n = 0;
+
+	for (uint32_t b = 0; b < cfg_nr_body_bbs(f); b++)
+		n += f->bbs[b].drop;
+	return n;
+}
+
+/* GCC 14's padding before a loop's head: after a jmp nothing runs it, else it runs */
+static void test_padding(struct fixture *fx)
+{
+	static const uint32_t jmp_starts[] = { 0x0, 0xb, 0x12, 0x20, 0x25, 0x29, 0x2d, 0x32, 0x37 };
+	struct func *f = fixture_func(fx, "pad_after_jmp"), *g = fixture_func(fx, "pad_reached");
+
+	if (!f || !g) {
+		ok(0, "pad_after_jmp, pad_reached: found");
+		return;
+	}
+	ok(bb_starts_are(f, jmp_starts, 9) && cfg_nr_body_bbs(f) == 8,
+	   "pad_after_jmp: 8 blocks in its body, the padding (+0x12) one of its own");
+	ok(bb_is(f, 1, 2, 4, -1, TERM_JMP),
+	   "pad_after_jmp: bb1 ends in the jmp to the loop's condition, nothing falls into bb2");
+	ok(f->bbs[2].drop && f->bbs[2].nr == 2 && nr_dropped(f) == 1,
+	   "pad_after_jmp: its padding, two nops nothing reaches, is dropped, and only it");
+	ok(bb_is(f, 3, 2, -1, 4, TERM_NONE) && f->bbs[4].taken == 3,
+	   "pad_after_jmp: the loop's head after it (+0x20) is kept, the jb's target");
+	ok(g->nr_bbs == 9 && nr_dropped(g) == 0 && bb_is(g, 2, 3, -1, 3, TERM_NONE) &&
+	   op_flags_are(g, 0x20, OP_LEADER | OP_BRANCH_TARGET, 0),
+	   "pad_reached: the nops it runs end the block of mov $0x4321 (+0xf, 3 ops), which "
+	   "falls into the loop's head; none of its body is dropped");
+}
+
 int main(void)
 {
 	struct fixture fx;
@@ -119,6 +155,10 @@ int main(void)
 	test_branches(&fx);
 	test_meta(&fx);
 	test_tight(&fx);
+	fixture_close(&fx);
+	if (!fixture_open_or_fail(&fx, "padding", LAYOUT_RANDOM, 1))
+		return tap_done();
+	test_padding(&fx);
 	fixture_close(&fx);
 	return tap_done();
 }
