@@ -154,6 +154,17 @@ check_eq "... the round trip kbolt -> pre-aggregated -> perf2bolt -> fdata -> kb
 "$KBOLT" profile-to-bolt --format fdata -o "$tmp/k61.fdata" "$VMLINUX_61" "$prof"
 stats=$("$KBOLT" optimize --stats --strip-debug "$VMLINUX_61" --profile "$tmp/k61.fdata" \
 	-o "$tmp/v.k61" 2>&1)
-check_eq "6.1: kbolt -> fdata (profile-to-bolt --format fdata) -> kbolt: the same taken branches, before and after" \
-	"$(grep 'taken branches$' <<<"$exact")" "$(grep 'taken branches$' <<<"$stats")"
+# fdata carries no fall-through inside a block: the exact profile has some where the
+# recorder's translation block ended without a branch (an interrupt: F
+# exit_to_user_mode_prepare+0x72 -> +0x78, once, in 6.1's proc profile), and their
+# weight can tip a tie of the layout.  The taken branches before the layout (the branch
+# records fdata carries) are the same; those after it, within a millionth of them (1 of
+# 15 million, in exit_to_user_mode_prepare)
+before() { awk '/taken branches$/ { print $1 }' <<<"$1"; }
+after() { awk '/taken branches$/ { print $2 }' <<<"$1"; }
+check_eq "6.1: kbolt -> fdata (profile-to-bolt --format fdata) -> kbolt: the same taken branches before the layout" \
+	"$(before "$exact")" "$(before "$stats")"
+a=$(after "$exact") b=$(after "$stats") n=$(before "$exact")
+check "... after it, within a millionth of them ($a and $b)" \
+	test $(( (a > b ? a - b : b - a) * 1000000 )) -le "$n"
 done_testing
