@@ -511,6 +511,11 @@ uint64_t kmeta_table_rewrite_value(const struct kmeta_table *t, const struct kme
 	return k >= 0 ? e->val[k] : 0;
 }
 
+bool kmeta_table_entry_glued(const struct kmeta_table *t, const struct kmeta_entry *e)
+{
+	return kmeta_table_rewrite_value(t, e) & t->desc->rewrite.glue_mask;
+}
+
 bool kmeta_table_entry_resumes(const struct kmeta_table *t, const struct kmeta_entry *e)
 {
 	uint64_t v = kmeta_table_rewrite_value(t, e);

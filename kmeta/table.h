@@ -114,6 +114,9 @@ struct table_rewrite {
 				   TR_PATCHED_UNIT reads */
 	uint64_t mask;		/* TR_MAY_RESUME: field has a bit of mask ... */
 	uint64_t not_mask;	/* ... and none of not_mask */
+	uint64_t glue_mask;	/* field has a bit of it: the site stays right after the
+				   instruction before it (bug_table: a WARN with arguments,
+				   whose entry is the instruction after its lea) */
 };
 
 struct table_desc {
@@ -196,6 +199,8 @@ static inline bool kmeta_table_sorted(const struct kmeta_table *t)
 int table_field_idx(const struct kmeta_table *t, const char *name);
 /* The value of the rewrite record's field in e (0 if t's layout has no such field) */
 uint64_t kmeta_table_rewrite_value(const struct kmeta_table *t, const struct kmeta_entry *e);
+/* Must this entry's site stay right after the instruction before it (glue_mask)? */
+bool kmeta_table_entry_glued(const struct kmeta_table *t, const struct kmeta_entry *e);
 /* TR_MAY_RESUME: does execution go on after this entry's site? */
 bool kmeta_table_entry_resumes(const struct kmeta_table *t, const struct kmeta_entry *e);
 /*

@@ -6,10 +6,8 @@
 # (and a profile layout of Debian's) verifies on its own, passes kmeta check and boots
 # through every workload, Debian's random layout also with Indirect Target Selection
 # forced; the coverage of each is printed, and the no-relocations mode says its output
-# cannot feed a KASLR bzImage.  Debian 13's 6.12, built by GCC 14, whose small loops are
-# aligned with nops inside functions (fixtures/padding.S), verifies with a random layout
-# too, when fetched.  The sanitized build runs the no-relocations pipeline on part of
-# Debian's kernel.
+# cannot feed a KASLR bzImage (Debian 13's 6.12, by GCC 14: suites.sh).  The sanitized
+# build runs the no-relocations pipeline on part of Debian's kernel.
 . "$(dirname "$0")/lib.sh"
 
 KBOLT=${KBOLT:-$top/kbolt/kbolt}
@@ -84,25 +82,6 @@ if [ -s "$VMLINUX_612" ]; then
 		"$VMLINUX_612" "$tmp/deb-p" --profile "$prof"
 else
 	skip "Debian 6.12 optimize tests" "not fetched: run scripts/fetch-kernels"
-fi
-
-# Debian 13's 6.12 (GCC 14): fetched only when named; padding.sh tests its padding on a
-# fixture, this the kernel whose random layouts failed on it
-gcc14=$KBOLT_CACHE/${KERNEL_612_GCC14_RELEASE:-6.12.117+deb13-cloud-amd64}/vmlinux
-if [ -s "$gcc14" ]; then
-	out=$tmp/gcc14-r1
-	if "$KBOLT" optimize "$gcc14" -o "$out" --layout random --seed 1 --strip-debug --stats -j \
-		>"$out.stats" 2>"$out.err"; then
-		ok "Debian 13 6.12 (GCC 14), random layout, seed 1: written and verified"
-		echo "# Debian 13 6.12: $(coverage "$out.stats")"
-		runs=$(json_get "$out.stats" 'r["inner_padding_runs"]')
-		check "... $runs runs of alignment nops inside its functions dropped" [ "$runs" -gt 0 ]
-	else
-		fail "Debian 13 6.12 (GCC 14), random layout, seed 1: written and verified" \
-			"$(tail -n 5 "$out.err")"
-	fi
-else
-	skip "Debian 13 6.12 (GCC 14), random layout" "not fetched: run scripts/fetch-kernels 6.12-gcc14"
 fi
 
 # Built here, not only by selfbuilt.sh, which runs after this test: a fresh machine's

@@ -99,6 +99,9 @@ static void mark_table_entry(struct opt *opt, struct kmeta_table *t, const struc
 		f->ops[i].target = kmeta_table_rewrite_value(t, e);
 	} else if (kmeta_table_entry_resumes(t, e)) {
 		f->ops[i].flags |= OP_WARN;
+	} else if (kmeta_table_entry_glued(t, e) && i > 0) {
+		/* the entry of a WARN with arguments: the instruction after its lea */
+		f->ops[i].flags |= OP_GLUED;
 	} else if (kmeta_table_has(t, TR_AFTER_ENDBR) && i > 0) {
 		/*
 		 * IBT: the fentry call right after endbr64.  ftrace, kprobes and BPF

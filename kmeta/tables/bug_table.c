@@ -127,6 +127,9 @@ const struct table_desc bug_table_table = {
 	.nr_layouts = ARRAY_SIZE(bug_table_layouts),
 	.format = bug_table_format,
 	.check = bug_table_check,
-	/* a WARN resumes after its ud2; one with arguments has no trap at its site */
-	.rewrite = { TR_MAY_RESUME, "flags", BUGFLAG_WARNING, BUGFLAG_ARGS },
+	/*
+	 * a WARN resumes after its ud2; one with arguments has no trap at its site, which
+	 * stays right after its lea
+	 */
+	.rewrite = { TR_MAY_RESUME, "flags", BUGFLAG_WARNING, BUGFLAG_ARGS, BUGFLAG_ARGS },
 };
