@@ -80,7 +80,8 @@ static int int_kind(unsigned int size, bool is_signed)
  * template kind if the member's size is that kind's; a value takes the member's size and
  * signedness; a bitfield is read from the smallest unit holding it.
  */
-static bool derive_field(struct field *f, const struct kmeta_btf_member *m, struct misfit *mf)
+static bool derive_field(struct field *f, const struct kmeta_btf_member *m, unsigned int size,
+			 struct misfit *mf)
 {
 	unsigned int want = f->kind == FK_PCREL32 ? 4 : 8;
 	int kind;
@@ -93,11 +94,18 @@ static bool derive_field(struct field *f, const struct kmeta_btf_member *m, stru
 			return false;
 		}
 		f->off = m->bit_off / 8;
-		return !(m->bit_off % 8);
+		if (!(m->bit_off % 8))
+			return true;
+		snprintf(mf->why, sizeof(mf->why), "member '%s' is at bit %u, not on a byte",
+			 m->name, m->bit_off);
+		return false;
 	}
 	if (m->bit_size) {
 		unsigned int shift = m->bit_off % 8, units = (shift + m->bit_size + 7) / 8;
 
+		/* the unit read must lie inside the entry: 3 bytes are read as 4 */
+		if (units == 3 && m->bit_off / 8 + 4 > size)
+			units = 5;
 		kind = units <= 4 ? int_kind(units == 3 ? 4 : units, false) : -1;
 		f->bit_shift = shift;
 		f->bit_width = m->bit_size;
@@ -155,7 +163,7 @@ static bool derive_layout(const struct layout *l, const struct kmeta_btf_member 
 			snprintf(mf->why, sizeof(mf->why), "has no member '%s'", name);
 			return false;
 		}
-		if (!derive_field(&out->fields[i], fm, mf))
+		if (!derive_field(&out->fields[i], fm, size, mf))
 			return false;
 		mf->fields_matched++;
 	}
