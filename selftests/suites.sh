@@ -51,7 +51,7 @@ inner_padding() {
 		test "$runs" -gt 100
 }
 
-one_seed 5.10 7
+one_seed 5.10 3	# seed 3 kept a moved label's low byte: the verifier once refused it
 one_seed 6.12-gcc14 7 && inner_padding 6.12-gcc14
 if one_seed 7.3 7; then
 	inner_padding 7.3

@@ -66,11 +66,6 @@ static void mark_new(struct vfunc *f, uint64_t new, unsigned int len)
 		f->cover[off + k] = k ? 2 : 1;
 }
 
-/*
- * Same instruction up to the displacement: the bytes outside the rel field equal, the
- * targets corresponding (pushed to be checked).  Abs fields that differ must be
- * relocated in the old image and map too.
- */
 /* An absolute address: relocated pointers in data (computed-goto tables), push $label */
 static bool is_abs_reloc(uint32_t type)
 {
@@ -97,6 +92,11 @@ static int abs_reloc_covering(struct kmeta_image *img, const struct kmeta_insn *
 	return -1;
 }
 
+/*
+ * Same instruction up to the displacement: the bytes outside the rel field equal, the
+ * targets corresponding (pushed to be checked).  Abs fields that differ must be
+ * relocated in the old image and map too.
+ */
 static bool same_insn(struct walker *w, struct vfunc *f, const struct kmeta_insn *i,
 		      const struct kmeta_insn *j)
 {
