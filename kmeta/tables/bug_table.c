@@ -2,7 +2,7 @@
 /*
  * __bug_table: struct bug_entry (include/asm-generic/bug.h) with x86's relative pointers
  * and CONFIG_DEBUG_BUGVERBOSE: s32 -> ud2, s32 -> file name, u16 line, u16 flags
- * (BUGFLAG_WARNING, _ONCE, _DONE, _NO_CUT_HERE, _ARGS, taint in bits 8-15); since 6.19 also
+ * (BUGFLAG_WARNING, _ONCE, _DONE, _NO_CUT_HERE, _ARGS, taint in bits 8-15); in 7.x also
  * s32 -> the format string.  Searched linearly by the trap handler; for a WARN the kernel
  * resumes at ud2 + 2, so the ud2 must be followed by its fall-through code.
  *
@@ -26,7 +26,7 @@ static const struct layout bug_table_layouts[] = {
 		{ "line", NULL, 8, FK_U16, FR_VALUE, 0 },
 		{ "flags", NULL, 10, FK_U16, FR_VALUE, 0 },
 	} },
-	/* 6.19+ (HAVE_ARCH_BUG_FORMAT): the WARN's format string, after the address */
+	/* 7.x (HAVE_ARCH_BUG_FORMAT): the WARN's format string, after the address */
 	{ .name = "format", .entry_size = 16, .fields = {
 		{ "addr", "bug_addr_disp", 0, FK_PCREL32, FR_SITE, 0 },
 		{ "file", "file_disp", 8, FK_PCREL32, FR_DATA, 0 },
