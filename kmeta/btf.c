@@ -121,9 +121,13 @@ static void member_type(const struct btf *btf, const struct btf_type *t, int i,
 				((btf_is_enum(mt) || btf_is_enum64(mt)) && btf_kflag(mt)));
 }
 
-/* Flatten t's members into out (anonymous structs and unions opened): their count */
+/*
+ * Flatten t's members into out (anonymous structs and unions opened, at most *budget of
+ * them, as in member_bit_off()): their count
+ */
 static int flatten_members(const struct btf *btf, const struct btf_type *t, unsigned int base,
-			   struct kmeta_btf_member *out, int nr, int max, unsigned int depth)
+			   struct kmeta_btf_member *out, int nr, int max, unsigned int depth,
+			   unsigned int *budget)
 {
 	const struct btf_member *m = btf_members(t);
 
@@ -133,9 +137,10 @@ static int flatten_members(const struct btf *btf, const struct btf_type *t, unsi
 		unsigned int off = base + btf_member_bit_offset(t, i);
 
 		if (!name || !name[0]) {
-			if (!is_composite(mt) || depth >= MAX_NESTING)
+			if (!is_composite(mt) || depth >= MAX_NESTING || !*budget)
 				return -EPROTO;
-			nr = flatten_members(btf, mt, off, out, nr, max, depth + 1);
+			--*budget;
+			nr = flatten_members(btf, mt, off, out, nr, max, depth + 1, budget);
 			continue;
 		}
 		if (nr >= max)
@@ -151,10 +156,11 @@ int kmeta_btf_struct_members(struct kmeta_image *img, const char *sname,
 			     struct kmeta_btf_member *out, int max)
 {
 	const struct btf_type *t = find_struct(img, sname);
+	unsigned int budget = MAX_ANON_VISITS;
 
 	if (!t)
 		return -ENOENT;
-	return flatten_members(img->btf, t, 0, out, 0, max, 0);
+	return flatten_members(img->btf, t, 0, out, 0, max, 0, &budget);
 }
 
 /* Append the dotted path of the member at byte off of t to buf; false if none */
