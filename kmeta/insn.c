@@ -115,6 +115,26 @@ static unsigned int unknown_len(const unsigned char *p, size_t avail)
 	return 0;
 }
 
+/*
+ * The hypervisors' emulation prefixes (arch/x86/include/asm/emulate_prefix.h): "ud2;
+ * .ascii "xen"" or "ud2; .ascii "kvm"" before an instruction a PV guest wants
+ * emulated (xen_cpuid()).  The kernel's own decoder (arch/x86/lib/insn.c) reads prefix
+ * and instruction as one, which resumes after it; so does kmeta.  Their length, 0 if
+ * p starts none.
+ */
+static unsigned int emulate_prefix_len(const unsigned char *p, size_t avail)
+{
+	static const unsigned char prefixes[][5] = {
+		{ 0x0f, 0x0b, 0x78, 0x65, 0x6e },	/* ud2; "xen" */
+		{ 0x0f, 0x0b, 0x6b, 0x76, 0x6d },	/* ud2; "kvm" */
+	};
+
+	for (size_t k = 0; avail > sizeof(prefixes[0]) && k < ARRAY_SIZE(prefixes); k++)
+		if (!memcmp(p, prefixes[k], sizeof(prefixes[k])))
+			return sizeof(prefixes[k]);
+	return 0;
+}
+
 /* Decode func from fi->done until past upto (or its end, or bad bytes) */
 static void decode_until(struct decoder *d, struct kmeta_image *img, struct kmeta_sym *func,
 			 struct kmeta_func_insns *fi, uint64_t upto)
@@ -131,17 +151,22 @@ static void decode_until(struct decoder *d, struct kmeta_image *img, struct kmet
 	code += addr - func->addr;
 	insn = cs_malloc(d->cs);
 	while (size && addr <= upto) {
-		const unsigned char *p = code;
+		unsigned int pre = emulate_prefix_len(code, size);
+		const unsigned char *p;
 		size_t len;
 
+		code += pre;	/* recorded below as one instruction with what follows it */
+		addr += pre;
+		size -= pre;
+		p = code;
 		if (!cs_disasm_iter(d->cs, &code, &size, &addr, insn)) {
 			len = unknown_len(p, size);
 			if (!len) {
-				fi->bad_addr = addr;
+				fi->bad_addr = addr - pre;
 				break;
 			}
 			GROW(fi->off, fi->cap, fi->nr + 1);
-			fi->off[fi->nr++] = (uint32_t)(addr - func->addr);
+			fi->off[fi->nr++] = (uint32_t)(addr - pre - func->addr);
 			code += len;
 			addr += len;
 			size -= len;
@@ -149,7 +174,7 @@ static void decode_until(struct decoder *d, struct kmeta_image *img, struct kmet
 		}
 		len = fix_len(p, size + insn->size, insn->size);
 		if (!len) {
-			fi->bad_addr = addr - insn->size;
+			fi->bad_addr = addr - insn->size - pre;
 			break;
 		}
 		if (len != insn->size) {	/* resync after a length fix-up */
@@ -158,7 +183,7 @@ static void decode_until(struct decoder *d, struct kmeta_image *img, struct kmet
 			size -= len - insn->size;
 		}
 		GROW(fi->off, fi->cap, fi->nr + 1);
-		fi->off[fi->nr++] = (uint32_t)(addr - len - func->addr);
+		fi->off[fi->nr++] = (uint32_t)(addr - len - pre - func->addr);
 	}
 	fi->done = fi->bad_addr ? fi->end : addr;
 	cs_free(insn, 1);
@@ -388,14 +413,37 @@ void kmeta_insn_thread_exit(void)
 	thread_cs_open = false;
 }
 
+/*
+ * The instruction at p (avail bytes there) into insn, an emulation prefix included;
+ * *known: capstone decoded it, ci holds its details
+ */
+static int decode_one(csh cs, cs_insn *ci, const unsigned char *p, size_t avail,
+		      uint64_t addr, struct kmeta_insn *insn, bool *known)
+{
+	unsigned int pre = emulate_prefix_len(p, avail);
+	const unsigned char *code = p + pre;
+	size_t size = avail - pre < 16 ? avail - pre : 16;
+	uint64_t a = addr + pre;
+	int err;
+
+	*known = cs_disasm_iter(cs, &code, &size, &a, ci);
+	err = *known ? fill_insn(ci, p + pre, avail - pre, addr + pre, insn) :
+		       fill_unknown(p + pre, avail - pre, addr + pre, insn);
+	if (err || !pre)
+		return err;
+	insn->addr = addr;
+	insn->len += pre;
+	if (insn->rel_size)
+		insn->rel_off += pre;
+	*known = false;		/* its fields are not capstone's */
+	return 0;
+}
+
 int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn *insn)
 {
 	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
-	const unsigned char *code, *p;
-	uint64_t a = addr;
-	size_t size, avail;
 	cs_insn *ci;
-	int err = 0;
+	bool known;
 	csh cs;
 
 	if (!sec || !sec->data)
@@ -404,15 +452,8 @@ int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn 
 	ci = thread_insn;
 	if (!cs || !ci)
 		return -ENOMEM;
-	p = code = sec->data + (addr - sec->addr);
-	avail = size = sec->size - (addr - sec->addr);
-	if (size > 16)
-		size = 16;
-	if (!cs_disasm_iter(cs, &code, &size, &a, ci))
-		err = fill_unknown(p, avail, addr, insn);
-	else
-		err = fill_insn(ci, p, avail, addr, insn);
-	return err;
+	return decode_one(cs, ci, sec->data + (addr - sec->addr), sec->size - (addr - sec->addr),
+			  addr, insn, &known);
 }
 
 /* Where capstone found ci's fields (zero for an instruction it does not know) */
@@ -435,7 +476,7 @@ static int decode_range(struct kmeta_image *img, uint64_t start, uint64_t end,
 {
 	const unsigned char *code = kmeta_bytes_at(img, start, end - start);
 	uint64_t addr = start;
-	size_t cap = 0, fcap = 0, size = end - start;
+	size_t cap = 0, fcap = 0;
 	cs_insn *ci;
 	csh cs;
 
@@ -451,17 +492,11 @@ static int decode_range(struct kmeta_image *img, uint64_t start, uint64_t end,
 		return -ENOMEM;
 	ci = cs_malloc(cs);
 	while (addr < end) {
-		const unsigned char *p = code + (addr - start);
-		const unsigned char *q = p;
 		size_t left = end - addr;
-		uint64_t a = addr;
 		bool known;
 
-		size = left < 16 ? left : 16;
 		GROW(*insns, cap, *nr + 1);
-		known = cs_disasm_iter(cs, &q, &size, &a, ci);
-		if ((known ? fill_insn(ci, p, left, addr, &(*insns)[*nr]) :
-			     fill_unknown(p, left, addr, &(*insns)[*nr])) ||
+		if (decode_one(cs, ci, code + (addr - start), left, addr, &(*insns)[*nr], &known) ||
 		    (*insns)[*nr].len > left) {
 			*bad_addr = addr;
 			break;

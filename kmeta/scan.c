@@ -245,6 +245,24 @@ static int table_areas(struct kmeta_image *img, struct kmeta_range **out, size_t
 	return 0;
 }
 
+/*
+ * Code is read as code: an executable section.  But a writable one that holds no
+ * function is data whatever its flag (7.x's .data is "WAX", and the kernel maps it
+ * non-executable), read by data's rules: aligned values, offsets from the field.
+ * (.altinstr_replacement and .altinstr_aux hold code without symbols, read-only.)
+ */
+static bool is_data(struct kmeta_image *img, const struct kmeta_sec *sec)
+{
+	long i;
+
+	if (!(sec->flags & SHF_EXECINSTR))
+		return true;
+	if (!(sec->flags & SHF_WRITE))
+		return false;
+	i = kmeta_func_at_or_before(img, sec->addr + sec->size - 1);
+	return i < 0 || img->funcs[i]->addr < sec->addr;
+}
+
 struct abs_scan {
 	struct kmeta_image *img;
 	struct range_bits rb;
@@ -253,19 +271,46 @@ struct abs_scan {
 };
 
 /*
- * In code a value is an operand, inside one instruction after its first byte: a
- * window of size bytes that starts an instruction or crosses the end of one, in a
- * function that decodes, is not one ("48 81" ending a window would look like
- * 0xffffffff8148xxxx).  Anywhere else it may be.
+ * Is [at, at + size) exactly the immediate or the displacement of the instruction
+ * at start, len bytes?  True where capstone cannot say.
+ */
+static bool is_operand_field(struct kmeta_image *img, uint64_t start, unsigned int len,
+			     uint64_t at, unsigned int size)
+{
+	struct kmeta_insn *insn;
+	struct kmeta_insn_fields *f;
+	uint64_t bad, off = at - start;
+	size_t nr;
+	bool yes = true;
+
+	if (kmeta_insn_decode_range_fields(img, start, start + len, &insn, &f, &nr, &bad))
+		return true;
+	if (nr == 1 && !bad && f[0].id)
+		yes = (off == f[0].imm_off && size == f[0].imm_size) ||
+		      (off == f[0].disp_off && size == f[0].disp_size);
+	free(insn);
+	free(f);
+	return yes;
+}
+
+/*
+ * In code a value is an operand: the immediate or the displacement of one
+ * instruction, as capstone finds them, in a function that decodes ("48 81" ending a
+ * window would look like 0xffffffff8148xxxx, "c7 80 b4 81", a ModRM and the start of
+ * the immediate, like 0xffffffff81b480c7).  A window that crosses the end of that
+ * function is none (its last instruction ends there: "90 e8 6b 81", a __pfx_ nop and
+ * the call after it).  Anywhere else it may be.
  */
 static bool may_be_operand(struct kmeta_image *img, uint64_t at, unsigned int size)
 {
 	struct kmeta_sym *func = kmeta_find_func_containing(img, at);
 	const struct kmeta_func_insns *fi = func ? kmeta_func_decode(img, func) : NULL;
-	uint32_t off, lo = 0, hi;
+	uint32_t off, lo = 0, hi, end;
 
-	if (!fi || (fi->bad_addr && at + size > fi->bad_addr) || at + size > fi->end)
+	if (!fi || (fi->bad_addr && at + size > fi->bad_addr))
 		return true;
+	if (at + size > fi->end)
+		return false;
 	off = at - fi->start;
 	hi = fi->nr;
 	while (lo < hi) {	/* the first instruction starting after off */
@@ -276,18 +321,20 @@ static bool may_be_operand(struct kmeta_image *img, uint64_t at, unsigned int si
 		else
 			hi = mid;
 	}
-	if (lo && fi->off[lo - 1] == off)
+	if (!lo || fi->off[lo - 1] == off)
 		return false;	/* an opcode starts there ("e8 49 69 81": a call) */
-	return lo == fi->nr || fi->off[lo] >= off + size;
+	end = lo == fi->nr ? (uint32_t)(fi->end - fi->start) : fi->off[lo];
+	return off + size <= end &&
+	       is_operand_field(img, fi->start + fi->off[lo - 1], end - fi->off[lo - 1], at, size);
 }
 
 /* Report target if it is inside a range and may be a value at `at`; true if reported */
-static bool abs_hit(struct abs_scan *s, const struct kmeta_sec *sec, uint64_t at,
-		    unsigned int size, uint64_t target)
+static bool abs_hit(struct abs_scan *s, bool data, uint64_t at, unsigned int size,
+		    uint64_t target)
 {
 	if (!is_inside(&s->rb, target))
 		return false;
-	if ((sec->flags & SHF_EXECINSTR) && !may_be_operand(s->img, at, size))
+	if (!data && !may_be_operand(s->img, at, size))
 		return false;
 	s->fn(s->ctx, at, target);
 	return true;
@@ -304,17 +351,18 @@ static bool abs_hit(struct abs_scan *s, const struct kmeta_sec *sec, uint64_t at
  * would otherwise read as thousands of addresses in code.  In code the relative
  * references are kmeta_rel_scan_part()'s.
  */
-static void scan_values_at(struct abs_scan *s, const struct kmeta_sec *sec, uint64_t k)
+static void scan_values_at(struct abs_scan *s, const struct kmeta_sec *sec, uint64_t k,
+			   bool data)
 {
 	const unsigned char *p = sec->data + k;
 	uint64_t left = sec->size - k, at = sec->addr + k, v8 = 0, v4;
-	bool data = !(sec->flags & SHF_EXECINSTR), seen8 = false;
+	bool seen8 = false;
 
 	if (left >= 8) {
 		v8 = get_u64(p);
-		seen8 = abs_hit(s, sec, at, 8, v8);
+		seen8 = abs_hit(s, data, at, 8, v8);
 		if (data && !(at & 7))
-			abs_hit(s, sec, at, 8, at + v8);
+			abs_hit(s, data, at, 8, at + v8);
 	}
 	if (left < 4)
 		return;
@@ -322,9 +370,9 @@ static void scan_values_at(struct abs_scan *s, const struct kmeta_sec *sec, uint
 		return;
 	v4 = (uint64_t)(int64_t)s32(p);
 	if (!seen8 || v4 != v8)	/* not the low half of the pointer just reported */
-		abs_hit(s, sec, at, 4, v4);
+		abs_hit(s, data, at, 4, v4);
 	if (data)
-		abs_hit(s, sec, at, 4, at + v4);
+		abs_hit(s, data, at, 4, at + v4);
 }
 
 int kmeta_scan_abs_refs(struct kmeta_image *img, const struct kmeta_range *r, size_t nr,
@@ -343,6 +391,7 @@ int kmeta_scan_abs_refs(struct kmeta_image *img, const struct kmeta_range *r, si
 	err = range_bits_init(&s.rb, r, nr);
 	for (size_t i = 1; !err && i < img->nr_secs; i++) {
 		const struct kmeta_sec *sec = &img->secs[i];
+		bool data = is_data(img, sec);
 		size_t a = 0;
 
 		if (!sec->data || !(sec->flags & SHF_ALLOC))
@@ -355,7 +404,7 @@ int kmeta_scan_abs_refs(struct kmeta_image *img, const struct kmeta_range *r, si
 			if (a < nr_areas && at >= areas[a].start)
 				k = areas[a].end - sec->addr - 1;	/* skip the table */
 			else
-				scan_values_at(&s, sec, k);
+				scan_values_at(&s, sec, k, data);
 		}
 	}
 	if (!err)

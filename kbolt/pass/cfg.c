@@ -253,9 +253,21 @@ static bool check_tail_padding(struct opt *opt, struct func *f)
 	return false;
 }
 
+static bool is_plain_ud2(struct opt *opt, const struct func *f, const struct op *op)
+{
+	const unsigned char *p = kmeta_bytes_at(opt->img, f->sym->addr + op->off, 2);
+
+	return op->len == 2 && p && p[0] == 0x0f && p[1] == 0x0b;
+}
+
 /*
- * A ud2 the bug table does not describe is not a BUG(): it may start a sequence that
- * must stay whole (Xen's emulated-instruction prefix: ud2, "xen", the instruction).
+ * A ud2 no table describes is no BUG() or WARN(): handle_bug() finds no entry and
+ * do_error_trap() kills the task (or an exception fixup, a root of its own, takes
+ * over), so it ends the flow like a jmp, and what follows may move (GCC's
+ * __builtin_trap() for a division by zero in mpihelp_divrem()).  A ud1 or ud0 no table
+ * describes, followed by code, is left alone: a UBSAN trap, which resumes with
+ * CONFIG_UBSAN_TRAP on 6.12.  (The emulation prefixes, "ud2; .ascii "xen"" before an
+ * instruction, are decoded as one instruction with it, as the kernel's decoder does.)
  */
 static bool check_traps(struct opt *opt, struct func *f)
 {
@@ -263,7 +275,8 @@ static bool check_traps(struct opt *opt, struct func *f)
 		const struct op *op = &f->ops[i];
 
 		if ((op->insn_flags & KIF_UD) && !(op->flags & OP_FIXED) &&
-		    !(f->ops[i + 1].insn_flags & KIF_NOP) && !is_int3(opt->img, f, &f->ops[i + 1])) {
+		    !is_plain_ud2(opt, f, op) && !(f->ops[i + 1].insn_flags & KIF_NOP) &&
+		    !is_int3(opt->img, f, &f->ops[i + 1])) {
 			skip_func(opt, f, SKIP_ODD_TRAP, f->sym->addr + op->off);
 			return true;
 		}

@@ -9,7 +9,9 @@
  * broke that fall-through is refused.  Certainly not: jmp (direct, indirect, far),
  * ret and lret, iret, sysret and sysexit (they leave for another context), and a ud2
  * that is not a WARN (a BUG dies; a ud2 the bug table does not know dies in
- * do_error_trap() unless its exception-table fixup, a root of its own, takes it).
+ * do_error_trap() unless its exception-table fixup, a root of its own, takes it) and
+ * is not the start of an emulation prefix ("ud2; .ascii "xen"; cpuid", decoded as
+ * one instruction: the hypervisor emulates it and resumes after it).
  * Everything else resumes: calls (noreturn ones included), syscall and sysenter (Xen
  * PV hypercalls), int3, int n, int1, ud1 and ud0 (UBSAN traps), hlt, vmcall, vmlaunch
  * and vmresume (VMfail), and whatever this list does not know.
@@ -56,8 +58,9 @@ bool verify_insn_never_resumes(const unsigned char *p, unsigned int len, bool wa
 		return true;
 	case 0xff:	/* ff /4 jmp *, ff /5 ljmp * */
 		return i + 1 < len && (((p[i + 1] >> 3) & 7) == 4 || ((p[i + 1] >> 3) & 7) == 5);
-	case 0x0f:
-		return i + 1 < len && two_byte_never_resumes(p[i + 1], warn);
+	case 0x0f:	/* a longer "ud2" is an emulation prefix and its instruction */
+		return i + 1 < len && two_byte_never_resumes(p[i + 1], warn) &&
+		       (p[i + 1] != 0x0b || i + 2 == len);
 	}
 	return false;
 }
