@@ -45,6 +45,7 @@ static const struct layout alternatives_layouts[] = {
 struct alt_names {
 	unsigned int nr_caps, nr_bugs;
 	const char **caps, **bugs;	/* NULL where the kernel has no name */
+	bool *apart;	/* per slot: an earlier slot, not the one before, names its site */
 };
 
 static const char **read_name_table(struct kmeta_image *img, const char *sym_name,
@@ -123,6 +124,37 @@ static void feature_name(struct kmeta_table *t, unsigned int feat, char *buf, si
 	buf[len] = 0;
 }
 
+struct site_slot {
+	uint64_t site;
+	size_t idx;
+};
+
+/*
+ * Nested ALTERNATIVE()s (ALTERNATIVE_2 and _3 are built so since 6.10) give one site
+ * several entries, and analyze_patch_site() reads a site's entries as a run of
+ * consecutive ones: the longest instrlen, the last one that applies.  An entry
+ * apart from the others of its site would be patched alone, over fewer bytes.  The
+ * kernels' macros always emit a site's entries together (older kernels, which patch
+ * entry by entry, too), so an entry apart is a violation on any of them.
+ */
+static bool *find_apart(struct kmeta_table *t)
+{
+	struct site_slot *v = xcalloc(t->nr_slots ? t->nr_slots : 1, sizeof(*v));
+	bool *apart = xcalloc(t->nr_slots ? t->nr_slots : 1, sizeof(*apart));
+	struct kmeta_entry e;
+	size_t nr = 0;
+
+	for (size_t i = 0; i < t->nr_slots; i++)
+		if (!kmeta_table_read_entry(t, i, &e) && !e.filler)
+			v[nr++] = (struct site_slot){ e.site, i };
+	sort_by_u64_key(v, nr, sizeof(*v), 0);	/* stable: slots in order per site */
+	for (size_t k = 1; k < nr; k++)
+		if (v[k].site == v[k - 1].site && v[k].idx != v[k - 1].idx + 1)
+			apart[v[k].idx] = true;
+	free(v);
+	return apart;
+}
+
 static bool alternatives_format(struct kmeta_table *t, const struct kmeta_entry *e,
 				unsigned int i, char *buf, size_t size)
 {
@@ -153,6 +185,12 @@ static void alternatives_check(struct kmeta_table *t, const struct kmeta_entry *
 	unsigned int feat = feature_of(t, e, &not, &direct_call);
 	struct kmeta_sec *rsec;
 
+	if (!n->apart)
+		n->apart = find_apart(t);
+	if (n->apart[e->idx])
+		check_report(c, e->site, "entry %zu is apart from the earlier entries of its site: "
+			     "apply_alternatives() patches a site from its consecutive entries",
+			     e->idx);
 	if (!check_site_is_code(c, e->site, "alternative site"))
 		return;
 	check_insn_boundary(c, e->site, "alternative site");
@@ -179,6 +217,7 @@ static void alternatives_free(struct kmeta_table *t)
 	if (n) {
 		free(n->caps);
 		free(n->bugs);
+		free(n->apart);
 		free(n);
 	}
 }
