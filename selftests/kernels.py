@@ -6,7 +6,8 @@ Every table is decoded a second, independent way here (pyelftools and struct, fr
 kernel's own struct definitions, per kernel series: FORMATS) and compared entry by entry
 with `kmeta dump -j`, and the counts with `kmeta summary -j`.  Then `kmeta check` must
 pass on each clean kernel, and a few entries are checked against facts known from the
-kernel source.  The 6.1 and 6.12 kernels are the tests' own (scripts/fetch-kernels);
+kernel source: among them, the exported symbols (__ksymtab; 7.x's __kflagstab) and the
+sealed endbr are functions' starts, which kbolt never moves.  The 6.1 and 6.12 kernels are the tests' own (scripts/fetch-kernels);
 5.10 (GCC 10) and 7.3 are read when fetched.  TAP output.
 """
 import json
@@ -68,9 +69,14 @@ class Image:
                      if s["sh_flags"] & 2 and s["sh_addr"] and s["sh_type"] != "SHT_NOBITS"]
         self.data = {}
         self.syms = {}
+        self.func_starts = set()
+        self.addrs = set()
         for s in self.elf.get_section_by_name(".symtab").iter_symbols():
             if s.name and s["st_shndx"] != "SHN_UNDEF":
                 self.syms.setdefault(s.name, s["st_value"])
+                self.addrs.add(s["st_value"])
+                if s["st_info"]["type"] == "STT_FUNC":
+                    self.func_starts.add(s["st_value"])
 
     def sec_of(self, addr):
         for s in self.secs:
@@ -315,6 +321,37 @@ def test_symbolic(label, path, series):
        f"{label}: dump --func filters by function", len(one))
 
 
+def test_exports(label, path, series):
+    """__ksymtab (and 6.1's __ksymtab_gpl; 7.x's __kflagstab, a byte of flags per entry,
+    which replaced it): every exported symbol in .text and .init.text is a function's
+    start, which kbolt never moves, or an asm label: a thunk without a type, or inside a
+    function (__put_user_nocheck_1), which keeps that function as it is (symbol_inside).
+    No entry ever changes."""
+    img = Image(path)
+    starts = [e[0] for t in ("", "_gpl")
+              for e in fixed(img, f"__start___ksymtab{t}", f"__stop___ksymtab{t}", 12,
+                             [(0, "rel32")]) or []]
+    code = [a for a in starts if img.area(a) != "other"]
+    labels = [a for a in code if a not in img.func_starts]
+    ok(len(code) > 5000 and len(labels) < 100 and all(a in img.addrs for a in labels),
+       f"{label}: the {len(code)} exported symbols in code are functions' starts, "
+       f"or {len(labels)} asm labels", [hex(a) for a in labels[:5]])
+    seal = kmeta_json("dump", "ibt_endbr_seal", path).get("entries", [])
+    if series in ("5.10", "6.1"):
+        ok(not seal, f"{label}: no sealed endbr (built without IBT)")
+    else:
+        ok(len(seal) > 1000 and all("+" not in e["site"] for e in seal),
+           f"{label}: all {len(seal)} sealed endbr are functions' starts, which never move")
+    flags = img.bounds("__start___kflagstab", "__stop___kflagstab")
+    if series == "7.3":
+        ok(flags and flags[1] - flags[0] == len(starts) and
+           not img.bounds("__start___ksymtab_gpl", "__stop___ksymtab_gpl"),
+           f"{label}: __kflagstab has a byte for each of the {len(starts)} __ksymtab "
+           f"entries, and there is no __ksymtab_gpl", flags)
+    else:
+        ok(not flags, f"{label}: no __kflagstab")
+
+
 def main():
     c, cache = conf()
     kernels = [("6.1", "KERNEL_61", "6.1"), ("6.12", "KERNEL_612", "6.12"),
@@ -327,6 +364,7 @@ def main():
             continue
         test_kernel(label, path, FORMATS[series])
         test_symbolic(label, path, series)
+        test_exports(label, path, series)
     line = f"{passed} passed, {failed} failed"
     print(line + (f", {skipped} skipped" if skipped else ""))
     return 1 if failed else 0
