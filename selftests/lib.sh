@@ -108,13 +108,15 @@ build_lab_kernel() {
 	return $rc
 }
 
-# need_fixture NAME: the fixture fixtures/NAME.S (such as flow, the probes of flow.sh), a
-# miniature vmlinux kbolt can optimize, assembled and linked as $tmp/NAME; else the
-# script ends, failed
+# need_fixture NAME [--no-relocs]: the fixture fixtures/NAME.S (such as flow, the probes
+# of flow.sh), a miniature vmlinux kbolt can optimize, assembled and linked as $tmp/NAME,
+# with its relocations (ld -q) unless --no-relocs (as 6.2+ kernels are); else the script
+# ends, failed
 need_fixture() {
-	local fx=$top/selftests/fixtures
+	local fx=$top/selftests/fixtures q=-q
+	[ "${2:-}" = --no-relocs ] && q=
 	if ! gcc -c -o "$tmp/$1.o" "$fx/$1.S" ||
-	   ! ld -q -e _text -T "$fx/vmlinux.lds" --no-warn-rwx-segments -o "$tmp/$1" "$tmp/$1.o"; then
+	   ! ld $q -e _text -T "$fx/vmlinux.lds" --no-warn-rwx-segments -o "$tmp/$1" "$tmp/$1.o"; then
 		fail "assemble the $1 fixture"
 		done_testing
 		exit 1

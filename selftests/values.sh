@@ -16,14 +16,8 @@ case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 SEEDS=8
 case "${OUT:-.build/default}" in *san*) SEEDS=4 ;; esac
 
+need_fixture values --no-relocs
 fx=$tmp/values
-if ! gcc -c -o "$fx.o" "$top/selftests/fixtures/values.S" ||
-   ! ld -e _text -T "$top/selftests/fixtures/vmlinux.lds" --no-warn-rwx-segments -o "$fx" "$fx.o"
-then
-	fail "the values fixture assembled and linked without relocations"
-	done_testing
-	exit 1
-fi
 check_eq "... its .data is writable and executable" WAX \
 	"$(readelf -SW "$fx" | awk '/ \.data / { for (i = 1; i <= NF; i++) if ($i ~ /^[WAX]+$/) print $i }')"
 

@@ -587,7 +587,11 @@ struct scan_hits {
 	 * last hit's instruction, at most 15 bytes long, ends before), 0 if none
 	 */
 	uint64_t *upto;
-	struct pair *orphans;	/* at (old) -> target (new): from outside any function */
+	/*
+	 * at (old) -> target (old): the hits outside any function, and those inside one,
+	 * which its decode covers unless bytes capstone does not know stop it first
+	 */
+	struct pair *orphans;
 	size_t nr_orphans, cap;
 };
 
@@ -601,30 +605,51 @@ static void scan_hit(void *ctx, uint64_t at, uint64_t target)
 	if (vfunc_containing(v, at) || kmeta_is_alt_code(v->a, at))
 		return;		/* walked, or decoded whole */
 	g = func_index(v->a, at);
-	if (g >= 0) {
-		if (at + 16 > h->upto[g])
-			h->upto[g] = at + 16;
-		return;
-	}
+	if (g >= 0 && at + 16 > h->upto[g])
+		h->upto[g] = at + 16;
 	GROW(h->orphans, h->cap, h->nr_orphans + 1);
 	h->orphans[h->nr_orphans++] = (struct pair){ at, target };
 }
 
 /*
- * Bytes outside any function cannot be decoded (nothing says where instructions start):
- * what they may point at must not have moved.
+ * Is the hit at `at` in code a decode of its whole function covers (roots_from_range()
+ * follows what it points at)?  Not in bytes outside any function, nor past bytes of a
+ * function that capstone does not know.
+ */
+static bool decoded_whole(struct verifier *v, uint64_t at)
+{
+	struct kmeta_sym *g = kmeta_find_func_containing(v->a, at);
+	const struct kmeta_func_insns *fi = g ? kmeta_func_decode(v->a, g) : NULL;
+
+	return fi && (!fi->bad_addr || at < fi->bad_addr);
+}
+
+/*
+ * Code no decode of a whole function covers (an assembler symbol such as
+ * ret_from_fork_asm, bytes past what capstone knows, bytes no symbol covers) may point
+ * at what moved.  A linear sweep from the start of the symbol that holds it may show
+ * it does not: the hit inside an instruction, or an instruction that leads elsewhere.
+ * Otherwise, or where nothing says where instructions start, what it may point at
+ * must not have moved.
  */
 static void check_orphans(struct verifier *v, const struct scan_hits *h)
 {
 	for (size_t k = 0; k < h->nr_orphans; k++) {
-		uint64_t target = h->orphans[k].new, to;
+		uint64_t at = h->orphans[k].old, target = h->orphans[k].new, to;
+		struct kmeta_insn in;
+		int r;
 
+		if (decoded_whole(v, at))
+			continue;
+		r = kmeta_sweep_insn_at(v->a, at, &in);
+		if (r == 0 || (r == 1 && !(in.rel_size && in.target == target)))
+			continue;
 		/* into the middle of an old instruction: not a reference after all */
 		if (kmeta_is_insn_boundary(v->a, target) == 0)
 			continue;
 		if (!vmap(v, target, &to) || to != target)
-			verify_fail(v, target, "may be referenced from code outside any "
-				    "function, at 0x%" PRIx64, h->orphans[k].old);
+			verify_fail(v, target, "may be referenced from code that no function's "
+				    "decode covers, at 0x%" PRIx64, at);
 	}
 }
 
