@@ -38,9 +38,6 @@ check_match "evaluate: --stale-from a missing kernel fails, naming it" \
 check_match "vmtest: --evaluate with --kaslr is a usage error, saying why" \
 	'^vmtest: --evaluate models the kernel at its link address: drop --kaslr$' \
 	"$("$VMTEST" --kernel "$EVALUATE" --kaslr --workload net --evaluate "$tmp/x" 2>&1)"
-check_match "cached-profile: a mix without --record-bpf is a usage error, saying so" \
-	'^cached-profile: a mix \(proc\+net\) is recorded with --record-bpf only$' \
-	"$("$top/scripts/cached-profile" /dev/null proc+net 2>&1)"
 
 case "${OUT:-.build/default}" in
 *san*)
@@ -141,6 +138,10 @@ BLOCKS=$top/scripts/profile-blocks
 proc=$("$top/scripts/cached-profile" "$VMLINUX_61" proc 2>/dev/null) || proc=/nonexistent
 net=$("$top/scripts/cached-profile" "$VMLINUX_61" net 2>/dev/null) || net=/nonexistent
 check "profile-blocks: proc's and net's profiles recorded" test -s "$proc" -a -s "$net"
+mix=$("$top/scripts/cached-profile" "$VMLINUX_61" proc+net 2>/dev/null) || mix=/nonexistent
+"$top/kbolt/kbolt" profile merge "$proc" "$net" -o "$tmp/merged.prof" >/dev/null 2>&1
+check "cached-profile: the mix proc+net is kbolt profile merge of proc's and net's, cached" \
+	cmp -s "$mix" "$tmp/merged.prof"
 "$BLOCKS" "$VMLINUX_61" "$proc" "$net" > "$tmp/blocks.prof" 2> "$tmp/blocks.err"
 check_eq "profile-blocks: done" "0" "$?"
 check_eq "... the output starts with proc's profile as it is" "$(md5sum < "$proc")" \
