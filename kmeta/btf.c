@@ -63,48 +63,6 @@ static bool is_composite(const struct btf_type *t)
 #define MAX_NESTING 32
 #define MAX_ANON_VISITS 1024
 
-/*
- * Bit offset of member in t, looking into anonymous struct/union members (at most
- * *budget of them); -1 if absent
- */
-static long member_bit_off(const struct btf *btf, const struct btf_type *t, const char *member,
-			   unsigned int *budget)
-{
-	const struct btf_member *m = btf_members(t);
-
-	for (int i = 0; i < btf_vlen(t); i++, m++) {
-		const char *name = btf__name_by_offset(btf, m->name_off);
-		const struct btf_type *mt;
-		long off;
-
-		if (name && name[0]) {
-			if (!strcmp(name, member))
-				return btf_member_bit_offset(t, i);
-			continue;
-		}
-		mt = btf__type_by_id(btf, btf__resolve_type(btf, m->type));
-		if (!is_composite(mt) || !*budget)
-			continue;
-		--*budget;
-		off = member_bit_off(btf, mt, member, budget);
-		if (off >= 0)
-			return btf_member_bit_offset(t, i) + off;
-	}
-	return -1;
-}
-
-int kmeta_btf_member_off(struct kmeta_image *img, const char *sname, const char *member)
-{
-	const struct btf_type *t = find_struct(img, sname);
-	unsigned int budget = MAX_ANON_VISITS;
-	long off;
-
-	if (!t)
-		return -ENOENT;
-	off = member_bit_off(img->btf, t, member, &budget);
-	return off < 0 ? -ENOENT : (int)(off / 8);
-}
-
 /* What a member's type is, for reading it: typedefs, const and volatile resolved */
 static void member_type(const struct btf *btf, const struct btf_type *t, int i,
 			struct kmeta_btf_member *out)
@@ -123,7 +81,7 @@ static void member_type(const struct btf *btf, const struct btf_type *t, int i,
 
 /*
  * Flatten t's members into out (anonymous structs and unions opened, at most *budget of
- * them, as in member_bit_off()): their count
+ * them): their count
  */
 static int flatten_members(const struct btf *btf, const struct btf_type *t, unsigned int base,
 			   struct kmeta_btf_member *out, int nr, int max, unsigned int depth,

@@ -218,8 +218,6 @@ int kmeta_build_id(struct kmeta_image *img, char *buf, size_t size);
 struct btf *kmeta_btf(struct kmeta_image *img);
 /* Size of struct name, -ENOENT if BTF lacks it. */
 int kmeta_btf_struct_size(struct kmeta_image *img, const char *name);
-/* Byte offset of member in struct, -ENOENT if absent; bitfields give their bit offset / 8. */
-int kmeta_btf_member_off(struct kmeta_image *img, const char *sname, const char *member);
 /* A member of a struct as BTF describes it, anonymous structs and unions opened */
 struct kmeta_btf_member {
 	const char *name;
