@@ -70,7 +70,7 @@ static int census_one(void *ctx, struct kmeta_sec *target, const struct kmeta_re
 	return 0;
 }
 
-static void test_relocs(struct kmeta_image *img, const char *label)
+static void test_relocs(struct kmeta_image *img, const char *label, size_t min_relocs)
 {
 	struct kmeta_sym *s = kmeta_find_sym_by_name(img, "schedule");
 	struct reloc_census c = { .img = img };
@@ -88,7 +88,7 @@ static void test_relocs(struct kmeta_image *img, const char *label)
 		ok(c.nr < 1000, "%s: only %zu relocations: the build strips .rela", label, c.nr);
 		return;
 	}
-	ok(c.nr > 1000000, "%s: %zu relocations read", label, c.nr);
+	ok(c.nr > min_relocs, "%s: %zu relocations read", label, c.nr);
 	ok(c.looked_up > 1000 && c.found == c.looked_up,
 	   "%s: %zu of %zu relocations in code found again by address", label, c.found,
 	   c.looked_up);
@@ -144,13 +144,13 @@ static void test_decoder(struct kmeta_image *img, const char *label)
 	ok(fi && sum == s->size, "%s: instruction lengths add up to the function size", label);
 }
 
-static void test_sites(struct kmeta_image *img, const char *label)
+static void test_sites(struct kmeta_image *img, const char *label, size_t min_sites)
 {
 	const struct kmeta_range *r = NULL;
 	size_t nr = 0;
 	int err = kmeta_patch_sites(img, &r, &nr);
 
-	ok(!err && nr > 3000, "%s: %zu patch-site ranges", label, nr);
+	ok(!err && nr > min_sites, "%s: %zu patch-site ranges", label, nr);
 	for (size_t i = 1; i < nr; i++) {
 		if (r[i].start < r[i - 1].end || r[i].end <= r[i].start) {
 			ok(0, "%s: patch sites sorted and disjoint (range %zu)", label, i);
@@ -272,7 +272,11 @@ static void test_scan_abs(struct kmeta_image *img, const char *label)
 	free(r);
 }
 
-static void run(const char *label, const char *env, int alt_size, const char *orc_bit)
+/* Debian's kernels are big: over a million relocations, over 3000 patch sites */
+#define DEBIAN_SIZE 1000000, 3000
+
+static void run(const char *label, const char *env, int alt_size, const char *orc_bit,
+		size_t min_relocs, size_t min_sites)
 {
 	const char *path = getenv(env);
 	struct kmeta_image *img;
@@ -290,17 +294,20 @@ static void run(const char *label, const char *env, int alt_size, const char *or
 	if (!img)
 		return;
 	test_symbols(img, label, alt_size == 12);
-	test_relocs(img, label);
+	test_relocs(img, label, min_relocs);
 	test_btf(img, label, alt_size, orc_bit);
 	test_decoder(img, label);
-	test_sites(img, label);
+	test_sites(img, label, min_sites);
 	test_scan_abs(img, label);
 	kmeta_close(img);
 }
 
 int main(void)
 {
-	run("6.1", "VMLINUX_61", 12, "end");
-	run("6.12", "VMLINUX_612", 14, "signal");
+	run("6.1", "VMLINUX_61", 12, "end", DEBIAN_SIZE);
+	run("6.12", "VMLINUX_612", 14, "signal", DEBIAN_SIZE);
+	/* the lab's own 6.12 (a smaller config), which keeps its relocations: the scan is
+	   checked against them */
+	run("lab 6.12", "VMLINUX_LAB612", 14, "signal", 500000, 1000);
 	return tap_done();
 }
