@@ -4,7 +4,8 @@
  * lookup, .cold fragments and their parents, the relocation index, BTF layouts, the
  * instruction decoder, the patch-site ranges, and the scan for addresses that stands in
  * for relocations.  Paths come from the environment
- * (VMLINUX_61, VMLINUX_612); a missing kernel is a skip.  TAP output.
+ * (VMLINUX_61, VMLINUX_612, and VMLINUX_LAB612: the lab's 6.12, which keeps its
+ * relocations); a missing kernel is a skip.  TAP output.
  */
 #include <stdio.h>
 #include <stdlib.h>
