@@ -272,7 +272,8 @@ struct abs_scan {
 
 /*
  * Is [at, at + size) exactly the immediate or the displacement of the instruction
- * at start, len bytes?  True where capstone cannot say.
+ * at start, len bytes?  True where capstone cannot say: an instruction it does not
+ * know, or one whose operand it places in neither field (a moffs address).
  */
 static bool is_operand_field(struct kmeta_image *img, uint64_t start, unsigned int len,
 			     uint64_t at, unsigned int size)
@@ -285,7 +286,7 @@ static bool is_operand_field(struct kmeta_image *img, uint64_t start, unsigned i
 
 	if (kmeta_insn_decode_range_fields(img, start, start + len, &insn, &f, &nr, &bad))
 		return true;
-	if (nr == 1 && !bad && f[0].id)
+	if (nr == 1 && !bad && f[0].id && (f[0].imm_size || f[0].disp_size))
 		yes = (off == f[0].imm_off && size == f[0].imm_size) ||
 		      (off == f[0].disp_off && size == f[0].disp_size);
 	free(insn);
