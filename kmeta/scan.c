@@ -268,6 +268,8 @@ struct abs_scan {
 	struct range_bits rb;
 	kmeta_scan_fn fn;
 	void *ctx;
+	struct kmeta_range *alt;	/* the alternatives' code, each decoded whole */
+	size_t nr_alt;
 };
 
 /*
@@ -329,13 +331,46 @@ static bool may_be_operand(struct kmeta_image *img, uint64_t at, unsigned int si
 	       is_operand_field(img, fi->start + fi->off[lo - 1], end - fi->off[lo - 1], at, size);
 }
 
+/*
+ * The alternatives' code (a replacement, .altinstr_aux) is decoded whole from its
+ * start, as kbolt decodes it: a window there is an operand as in a function.
+ */
+static bool may_be_alt_operand(struct abs_scan *s, uint64_t at, unsigned int size)
+{
+	const struct kmeta_range *r = NULL;
+	struct kmeta_insn *insns;
+	uint64_t bad;
+	size_t nr;
+	bool yes = true;
+
+	for (size_t k = 0; k < s->nr_alt && !r; k++)
+		if (at >= s->alt[k].start && at < s->alt[k].end)
+			r = &s->alt[k];
+	if (!r || kmeta_insn_decode_range(s->img, r->start, r->end, &insns, &nr, &bad))
+		return true;
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t end = insns[i].addr + insns[i].len;
+
+		if (at < insns[i].addr || at >= end)
+			continue;
+		yes = at > insns[i].addr && at + size <= end &&
+		      is_operand_field(s->img, insns[i].addr, insns[i].len, at, size);
+		break;
+	}
+	if (bad && at + size > bad)
+		yes = true;
+	free(insns);
+	return yes;
+}
+
 /* Report target if it is inside a range and may be a value at `at`; true if reported */
 static bool abs_hit(struct abs_scan *s, bool data, uint64_t at, unsigned int size,
 		    uint64_t target)
 {
 	if (!is_inside(&s->rb, target))
 		return false;
-	if (!data && !may_be_operand(s->img, at, size))
+	if (!data && (kmeta_is_alt_code(s->img, at) ? !may_be_alt_operand(s, at, size) :
+		      !may_be_operand(s->img, at, size)))
 		return false;
 	s->fn(s->ctx, at, target);
 	return true;
@@ -389,6 +424,10 @@ int kmeta_scan_abs_refs(struct kmeta_image *img, const struct kmeta_range *r, si
 	err = table_areas(img, &areas, &nr_areas);
 	if (err)
 		return err;
+	if (kmeta_alt_code_ranges(img, &s.alt, &s.nr_alt)) {
+		free(areas);
+		return -EINVAL;
+	}
 	err = range_bits_init(&s.rb, r, nr);
 	for (size_t i = 1; !err && i < img->nr_secs; i++) {
 		const struct kmeta_sec *sec = &img->secs[i];
@@ -410,6 +449,7 @@ int kmeta_scan_abs_refs(struct kmeta_image *img, const struct kmeta_range *r, si
 	}
 	if (!err)
 		range_bits_free(&s.rb);
+	free(s.alt);
 	free(areas);
 	return err;
 }
