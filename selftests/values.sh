@@ -7,7 +7,8 @@
 # immediate, a pointer in a writable and executable .data (7.x's) and an offset from
 # its field there point into are left as they are, and counted; val_victim, whose
 # address +0xd1 shows only in bytes that are no operand (a ModRM's displacement with
-# the immediate after it, two functions' bytes across the end of one), moves.
+# the immediate after it, in a function and in an alternative's replacement, and two
+# functions' bytes across the end of one), moves.
 # (Checked by objdump, not by kbolt.)
 . "$(dirname "$0")/lib.sh"
 
