@@ -526,32 +526,42 @@ int kmeta_insn_decode_range_fields(struct kmeta_image *img, uint64_t start, uint
 	return decode_range(img, start, end, insns, fields, nr, bad_addr);
 }
 
-int kmeta_sweep_insn_at(struct kmeta_image *img, uint64_t addr, struct kmeta_insn *insn)
+int insn_containing(struct kmeta_image *img, uint64_t start, uint64_t end, uint64_t addr,
+		    struct kmeta_insn *insn, uint64_t *bad)
+{
+	struct kmeta_insn *insns;
+	uint64_t stop;
+	size_t nr;
+	int found = -1;
+
+	if (decode_range(img, start, end, &insns, NULL, &nr, &stop))
+		return -1;
+	for (size_t i = 0; i < nr && found < 0; i++) {
+		if (addr >= insns[i].addr && addr < insns[i].addr + insns[i].len) {
+			*insn = insns[i];
+			found = 0;
+		}
+	}
+	if (bad)
+		*bad = stop;
+	free(insns);
+	return found;
+}
+
+bool kmeta_swept_may_ref(struct kmeta_image *img, uint64_t addr, uint64_t target)
 {
 	struct kmeta_sym *sym = kmeta_find_func_containing(img, addr);
 	struct kmeta_sec *sec = kmeta_find_sec_containing(img, addr);
-	struct kmeta_insn *insns;
-	uint64_t bad;
-	size_t nr;
-	int found = -1;
+	struct kmeta_insn in;
 
 	if (!sym)
 		sym = kmeta_find_sym_containing(img, addr);
 	if (!sym || (sym->type != STT_FUNC && sym->type != STT_NOTYPE) || !sec ||
 	    !(sec->flags & SHF_EXECINSTR) || sym->addr < sec->addr ||
 	    sym->addr + sym->size > sec->addr + sec->size ||
-	    kmeta_insn_decode_range(img, sym->addr, sym->addr + sym->size, &insns, &nr, &bad))
-		return -1;
-	for (size_t i = 0; i < nr && found < 0; i++) {
-		if (insns[i].addr == addr) {
-			*insn = insns[i];
-			found = 1;
-		} else if (insns[i].addr + insns[i].len > addr) {
-			found = 0;
-		}
-	}
-	free(insns);
-	return found;
+	    insn_containing(img, sym->addr, sym->addr + sym->size, addr, &in, NULL))
+		return true;
+	return in.addr == addr && in.rel_size && in.target == target;
 }
 
 int kmeta_jcc_cond(const unsigned char *p, unsigned int len)

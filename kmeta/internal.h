@@ -29,4 +29,12 @@ void table_free_all(struct kmeta_image *img);
 void insn_free(struct kmeta_image *img);
 void btf_free(struct kmeta_image *img);
 
+/*
+ * insn.c: the instruction that holds addr, as a linear sweep of [start, end) from start
+ * decodes it, into *insn; *bad (if not NULL) the first address it cannot decode, 0 if
+ * none.  0, or -1 if the sweep stops before addr.
+ */
+int insn_containing(struct kmeta_image *img, uint64_t start, uint64_t end, uint64_t addr,
+		    struct kmeta_insn *insn, uint64_t *bad);
+
 #endif

@@ -284,13 +284,14 @@ int kmeta_insn_decode(struct kmeta_image *img, uint64_t addr, struct kmeta_insn 
 int kmeta_insn_decode_range(struct kmeta_image *img, uint64_t start, uint64_t end,
 			    struct kmeta_insn **insns, size_t *nr, uint64_t *bad_addr);
 /*
- * The instruction at addr as a linear sweep from the start of the code symbol that
- * holds addr (a function, or an assembler symbol with a size, in executable code)
- * reads it: 1 and *insn if an instruction of the sweep starts at addr, 0 if addr is
- * inside one, -1 if no such symbol holds addr or the sweep stops at bytes it cannot
- * decode before it.  For bytes of code kbolt does not decode as a whole.
+ * May the bytes at addr, in code not decoded as a whole function, be a branch or
+ * %rip-relative operand to target?  A linear sweep from the start of the code symbol
+ * that holds addr (a function up to bytes capstone does not know, or an assembler
+ * symbol with a size, in executable code) says not when addr is inside an instruction,
+ * or starts one that leads elsewhere; else (no such symbol, or the sweep stops first)
+ * they may be.
  */
-int kmeta_sweep_insn_at(struct kmeta_image *img, uint64_t addr, struct kmeta_insn *insn);
+bool kmeta_swept_may_ref(struct kmeta_image *img, uint64_t addr, uint64_t target);
 /*
  * Where the operand fields of an instruction lie, as capstone found them (all 0 for
  * one it does not know): the displacement of its memory operand and its immediate

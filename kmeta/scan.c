@@ -338,29 +338,17 @@ static bool may_be_operand(struct kmeta_image *img, uint64_t at, unsigned int si
 static bool may_be_alt_operand(struct abs_scan *s, uint64_t at, unsigned int size)
 {
 	const struct kmeta_range *r = NULL;
-	struct kmeta_insn *insns;
+	struct kmeta_insn in;
 	uint64_t bad;
-	size_t nr;
-	bool yes = true;
 
 	for (size_t k = 0; k < s->nr_alt && !r; k++)
 		if (at >= s->alt[k].start && at < s->alt[k].end)
 			r = &s->alt[k];
-	if (!r || kmeta_insn_decode_range(s->img, r->start, r->end, &insns, &nr, &bad))
+	if (!r || insn_containing(s->img, r->start, r->end, at, &in, &bad) ||
+	    (bad && at + size > bad))
 		return true;
-	for (size_t i = 0; i < nr; i++) {
-		uint64_t end = insns[i].addr + insns[i].len;
-
-		if (at < insns[i].addr || at >= end)
-			continue;
-		yes = at > insns[i].addr && at + size <= end &&
-		      is_operand_field(s->img, insns[i].addr, insns[i].len, at, size);
-		break;
-	}
-	if (bad && at + size > bad)
-		yes = true;
-	free(insns);
-	return yes;
+	return at > in.addr && at + size <= in.addr + in.len &&
+	       is_operand_field(s->img, in.addr, in.len, at, size);
 }
 
 /* Report target if it is inside a range and may be a value at `at`; true if reported */

@@ -123,6 +123,12 @@ need_fixture() {
 	fi
 }
 
+# func_body FILE NAME: the instructions of function NAME in FILE's .text, as objdump
+# prints them, without addresses or bytes
+func_body() {
+	objdump -d -j .text "$1" | sed -n "/<$2>:/,/^\$/p" | cut -f3
+}
+
 VMTEST=$top/scripts/vmtest
 vm_boot() {	# vm_boot DESCRIPTION VMTEST-ARGS...: the boot must pass; the console stays in $tmp/console
 	local d=$1 out

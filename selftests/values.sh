@@ -22,10 +22,6 @@ fx=$tmp/values
 check_eq "... its .data is writable and executable" WAX \
 	"$(readelf -SW "$fx" | awk '/ \.data / { for (i = 1; i <= NF; i++) if ($i ~ /^[WAX]+$/) print $i }')"
 
-# body FILE NAME: the instructions of function NAME in FILE, without addresses
-body() {
-	objdump -d -j .text "$1" | sed -n "/<$2>:/,/^\$/p" | cut -f3
-}
 
 bad= outs=
 for s in $(seq 1 "$SEEDS"); do
@@ -41,13 +37,13 @@ check_eq "... and --stats says there are no relocations" False \
 for f in val_imm_target val_ptr_target val_prel_target; do
 	same=0
 	for s in $outs; do
-		cmp -s <(body "$fx" $f) <(body "$tmp/r.$s" $f) && same=$((same + 1))
+		cmp -s <(func_body "$fx" $f) <(func_body "$tmp/r.$s" $f) && same=$((same + 1))
 	done
 	check_eq "$f: as it was in all $SEEDS layouts" "$SEEDS" "$same"
 done
 moved=0
 for s in $outs; do
-	cmp -s <(body "$fx" val_victim) <(body "$tmp/r.$s" val_victim) || moved=$((moved + 1))
+	cmp -s <(func_body "$fx" val_victim) <(func_body "$tmp/r.$s" val_victim) || moved=$((moved + 1))
 done
 check "val_victim: moved in some layouts ($moved of $SEEDS)" [ "$moved" -gt 0 ]
 done_testing

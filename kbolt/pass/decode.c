@@ -269,22 +269,9 @@ static void keep_hits(struct first_pass *p)
 }
 
 /*
- * Is the hit a branch or %rip-relative operand to its target, where a linear sweep of
- * the code around it reads it (kmeta_sweep_insn_at())?  Unless the sweep says it is
- * not (the hit is inside an instruction, or one that leads elsewhere), it may be.
- */
-static bool may_be_ref(struct kmeta_image *img, const struct kmeta_range *hit)
-{
-	struct kmeta_insn in;
-	int r = kmeta_sweep_insn_at(img, hit->start, &in);
-
-	return r < 0 || (r == 1 && in.rel_size && in.target == hit->end);
-}
-
-/*
  * Code that may point into a function to be rewritten and was not decoded as a whole
  * (an assembler symbol, a function with bytes capstone does not know after the
- * reference): the function it points into stays
+ * reference), unless a sweep of it shows it does not: the function it points into stays
  */
 static void skip_undecoded_refs(struct first_pass *p)
 {
@@ -292,7 +279,8 @@ static void skip_undecoded_refs(struct first_pass *p)
 		struct func *g = find_func_containing(p->opt, p->hits[k].start);
 		struct func *f = find_func_containing(p->opt, p->hits[k].end);
 
-		if ((!g || !g->decoded) && f && may_be_ref(p->opt->img, &p->hits[k]))
+		if ((!g || !g->decoded) && f &&
+		    kmeta_swept_may_ref(p->opt->img, p->hits[k].start, p->hits[k].end))
 			skip_func(p->opt, f, SKIP_UNDECODED_REF, p->hits[k].end);
 	}
 }

@@ -636,13 +636,8 @@ static void check_orphans(struct verifier *v, const struct scan_hits *h)
 {
 	for (size_t k = 0; k < h->nr_orphans; k++) {
 		uint64_t at = h->orphans[k].old, target = h->orphans[k].new, to;
-		struct kmeta_insn in;
-		int r;
 
-		if (decoded_whole(v, at))
-			continue;
-		r = kmeta_sweep_insn_at(v->a, at, &in);
-		if (r == 0 || (r == 1 && !(in.rel_size && in.target == target)))
+		if (decoded_whole(v, at) || !kmeta_swept_may_ref(v->a, at, target))
 			continue;
 		/* into the middle of an old instruction: not a reference after all */
 		if (kmeta_is_insn_boundary(v->a, target) == 0)
