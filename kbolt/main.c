@@ -91,6 +91,9 @@ static void usage(FILE *f)
 		"      --skip-funcs GLOB  optimize: never rewrite functions matching GLOB (repeatable)\n"
 		"      --stats            optimize: print what was rewritten, and why not, and\n"
 		"                         with --profile the executed branches before and after\n"
+		"      --require-rewrite  optimize: write nothing and fail when no function (with\n"
+		"                         --profile: none with profile weight) is rewritten,\n"
+		"                         naming the reason that skipped the most (a kernel build)\n"
 		"      --update-debug     optimize, the default: rewrite the line table\n"
 		"                         (.debug_line), the call frame information\n"
 		"                         (.debug_frame), the code addresses of .debug_info\n"
@@ -536,7 +539,7 @@ static void add_glob(const char ***v, size_t *nr, const char *glob)
 }
 
 enum { OPT_PROFILE = 256, OPT_LAYOUT, OPT_SEED, OPT_FUNCS, OPT_SKIP_FUNCS, OPT_STATS,
-       OPT_STRIP_DEBUG, OPT_UPDATE_DEBUG, OPT_NO_UPDATE_DEBUG, OPT_OPTIMIZED, OPT_IN_PLACE,
+       OPT_REQUIRE_REWRITE, OPT_STRIP_DEBUG, OPT_UPDATE_DEBUG, OPT_NO_UPDATE_DEBUG, OPT_OPTIMIZED, OPT_IN_PLACE,
        OPT_DURATION, OPT_EVENT, OPT_FREQUENCY, OPT_BRANCHES, OPT_MAP_ENTRIES, OPT_BPF_STATS,
        OPT_CHECK,
        OPT_FORMAT, OPT_DEBUG_INFO };
@@ -572,7 +575,7 @@ static const struct {
 	  TAKES_OUTPUT | TAKES_FORMAT },
 	{ "optimize", cmd_optimize, 1, "optimize VMLINUX -o OUT|--in-place [--profile FILE] "
 	  "[--layout profile|greedy|random] [--seed N] [--funcs GLOB] [--skip-funcs GLOB] "
-	  "[--update-debug|--no-update-debug|--strip-debug] [--stats] [-j]", true,
+	  "[--update-debug|--no-update-debug|--strip-debug] [--stats] [--require-rewrite] [-j]", true,
 	  TAKES_JSON | TAKES_FORCE | TAKES_OUTPUT | TAKES_OPTIMIZE | TAKES_IN_PLACE },
 	{ "verify", cmd_verify, 2, "verify [--debug-info[=LIST]] ORIG NEW", false, TAKES_DEBUG_INFO },
 	{ "heatmap", cmd_heatmap, 2, "heatmap [-j|-p] [-f] VMLINUX PROFILE [--optimized OUT] "
@@ -606,7 +609,7 @@ static const char *option_name(unsigned int bit)
 	case TAKES_FORMAT:	return "--format";
 	case TAKES_DEBUG_INFO:	return "--debug-info";
 	default:		return "--profile, --layout, --seed, --funcs, --skip-funcs, --stats, "
-				       "--strip-debug, --update-debug or --no-update-debug";
+				       "--require-rewrite, --strip-debug, --update-debug or --no-update-debug";
 	}
 }
 
@@ -624,6 +627,7 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 		{ "funcs", required_argument, NULL, OPT_FUNCS },
 		{ "skip-funcs", required_argument, NULL, OPT_SKIP_FUNCS },
 		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "require-rewrite", no_argument, NULL, OPT_REQUIRE_REWRITE },
 		{ "strip-debug", no_argument, NULL, OPT_STRIP_DEBUG },
 		{ "update-debug", no_argument, NULL, OPT_UPDATE_DEBUG },
 		{ "no-update-debug", no_argument, NULL, OPT_NO_UPDATE_DEBUG },
@@ -664,6 +668,7 @@ static int run(struct kbolt_opts *o, int argc, char **argv)
 			add_glob(&o->opt.skip_funcs, &o->opt.nr_skip_funcs, optarg);
 			break;
 		case OPT_STATS: o->stats = true; break;
+		case OPT_REQUIRE_REWRITE: o->opt.require_rewrite = true; break;
 		case OPT_STRIP_DEBUG: o->opt.strip_debug = true; break;
 		case OPT_UPDATE_DEBUG: o->update_debug = true; break;
 		case OPT_NO_UPDATE_DEBUG: o->no_update_debug = true; break;

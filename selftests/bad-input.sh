@@ -11,10 +11,6 @@
 KBOLT=${KBOLT:-$top/kbolt/kbolt}
 case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 
-re_quote() {	# a string as an extended regex matching it literally
-	printf '%s' "$1" | sed 's/[][\.*^$+?(){}|/]/\\&/g'
-}
-
 expect_error() {	# expect_error NAME FILE REGEX: both commands exit 1, one error, matching
 	local name=$1 file=$2 re=$3 cmd rc
 	for cmd in summary check; do

@@ -1349,7 +1349,7 @@ row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "${3:-}" "${4:-}"; }
 	row base profile "profile merge $beh/prof -o out.prof"
 	# it records for a second as root; the wrong number of arguments is one too many
 	row base record "record --duration 1 -o out.prof" stray
-	for o in -j -p -f --stats --strip-debug --update-debug --no-update-debug --debug-info -h -V; do
+	for o in -j -p -f --stats --require-rewrite --strip-debug --update-debug --no-update-debug --debug-info -h -V; do
 		row sample $o "$o"
 	done
 	row sample --duration "--duration 1"

@@ -24,8 +24,9 @@
 #   boots, and its build-id is the -dbg vmlinux's;
 # - make binrpm-pkg: kbolt makes the vmlinux, the packaged kernel boots, its build-id
 #   is the optimized vmlinux's;
-# - bad input stops the build with one line: a profile of another kernel, a missing
-#   profile or kbolt, a tree without ORC or without relocations.
+# - bad input stops the build with one line: a profile of another kernel, a layout
+#   that rewrites nothing (--require-rewrite), a missing profile or kbolt, a tree
+#   without ORC or without relocations.
 # The lab-tree part runs on the trees of LAB_VERSIONS (lib.sh: CI's sample is 6.12;
 # scripts/lab-matrix runs 6.1 and 6.12).
 . "$(dirname "$0")/lib.sh"
@@ -360,6 +361,14 @@ for ver in $LAB_VERSIONS; do
 	mk "$tmp/bad.log" kbolt KBOLT_PROFILE="$tmp/other.prof"; rc=$?
 	check "$ver: a profile of another kernel stops the build" test "$rc" -ne 0
 	check_match "... with kbolt's line naming the build-id" 'build-id' "$(grep -m1 'error: kbolt' "$tmp/bad.log")"
+	check "... and no vmlinux is left" test ! -e "$obj/vmlinux"
+	# a layout that moves nothing (every function excluded stands for a kernel whose
+	# DWARF kbolt cannot update): the build stops rather than ship the link as kbolt's
+	mk "$tmp/bad.log" kbolt KBOLT_PROFILE="$prof" KBOLT_FLAGS="--skip-funcs '*'"; rc=$?
+	check "$ver: a profile layout that rewrites nothing stops the build" test "$rc" -ne 0
+	check_match "... with kbolt's line naming the reason" \
+		'error: kbolt: no function with profile weight is rewritten: 100\.0% of the weight skipped as filtered' \
+		"$(grep -m1 'error: kbolt' "$tmp/bad.log")"
 	check "... and no vmlinux is left" test ! -e "$obj/vmlinux"
 	mk "$tmp/bad.log" kbolt KBOLT_PROFILE="$tmp/nonexistent.prof"; rc=$?
 	check "$ver: a missing profile stops the build" test "$rc" -ne 0

@@ -123,6 +123,10 @@ need_fixture() {
 	fi
 }
 
+re_quote() {	# a string as an extended regex matching it literally
+	printf '%s' "$1" | sed 's/[][\.*^$+?(){}|/]/\\&/g'
+}
+
 # func_body FILE NAME: the instructions of function NAME in FILE's .text, as objdump
 # prints them, without addresses or bytes
 func_body() {

@@ -126,4 +126,15 @@ then
 else
 	fail "the padding fixture linked without relocations"
 fi
+
+# --require-rewrite (what a kernel build passes): an output that moves nothing is an
+# error naming the reason that skipped the most functions, and nothing is written
+"$KBOLT" optimize "$fx" -o "$tmp/none" --layout random --seed 1 --require-rewrite \
+	--funcs 'no_such_*' >/dev/null 2>"$tmp/none.err"
+check_eq "--require-rewrite, every function excluded: exit 1" 1 "$?"
+check_match "... one line naming the reason" "^$(re_quote "$fx"): error: kbolt: no function is rewritten: [0-9]+ of [0-9]+ functions skipped as filtered \\(excluded by --funcs/--skip-funcs\\); nothing written \\(--require-rewrite\\)\$" \
+	"$(cat "$tmp/none.err")"
+check "... nothing written" test ! -e "$tmp/none"
+"$KBOLT" optimize "$fx" -o "$tmp/some" --layout random --seed 1 --require-rewrite 2>"$tmp/some.err"
+check_eq "--require-rewrite, functions moved: exit 0" 0 "$?"
 done_testing

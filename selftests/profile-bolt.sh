@@ -135,7 +135,7 @@ bolt_with_misses() {	# bolt_with_misses GOOD BAD: GOOD records that land, BAD th
 	for ((i = 0; i < $1; i++)); do echo "B ${a[f_jae]} ${a[f_xor]} 1 0"; done
 	for ((i = 0; i < $2; i++)); do echo "B ${a[f_mov]} ${a[f_test]} 1 0"; done
 }
-re_vmlinux=$(printf '%s' "$vmlinux" | sed 's/[][\.*^$+?(){}|/]/\\&/g')
+re_vmlinux=$(re_quote "$vmlinux")
 bolt_with_misses 9 1 >"$tmp/miss10.bolt"
 out=$("$KBOLT" check-profile "$vmlinux" "$tmp/miss10.bolt" 2>&1)
 check_match "1 miss in 10 records is accepted (checked, and it disagrees)" \

@@ -165,6 +165,7 @@ struct opt_options {
 	bool force;
 	bool strip_debug;	/* leave the DWARF (of the old code) out of the output */
 	bool update_debug;	/* rewrite the DWARF for the new code, and prove it */
+	bool require_rewrite;	/* an output that moves nothing (of the profile) is an error */
 };
 
 /* Decoded code that is not a function of its own: alternative replacements, .altinstr_aux */

@@ -243,6 +243,42 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * part / whole : 0.0;
 }
 
+/*
+ * --require-rewrite: a kernel build that asked for a layout must not ship the input
+ * under a new build-id.  Nothing rewritten (with a profile: nothing of its weight) is an
+ * error naming the reason that skipped the most: by weight with a profile, else by count.
+ */
+static int check_rewritten(const char *in, const struct opt_stats *s, bool have_profile)
+{
+	bool by_weight = have_profile && s->total_weight;
+	unsigned int top = SKIP_NONE;
+
+	if (by_weight ? s->moved_weight : s->moved)
+		return 0;
+	for (unsigned int r = SKIP_FILTERED; r < SKIP_NR; r++) {
+		if (r == SKIP_PADDING)
+			continue;
+		if (by_weight ? s->skip_weight[r] > s->skip_weight[top] : s->skips[r] > s->skips[top])
+			top = r;
+	}
+	if (top == SKIP_NONE && by_weight)
+		pr_err(in, "no function with profile weight is rewritten: none has a better layout; "
+		       "nothing written (--require-rewrite)");
+	else if (top == SKIP_NONE)
+		pr_err(in, "no function is rewritten: none has a better layout; nothing written "
+		       "(--require-rewrite)");
+	else if (by_weight)
+		pr_err(in, "no function with profile weight is rewritten: %.1f%% of the weight "
+		       "skipped as %s (%s); nothing written (--require-rewrite)",
+		       pct(s->skip_weight[top], s->total_weight), skip_reason_id(top),
+		       skip_reason_name(top));
+	else
+		pr_err(in, "no function is rewritten: %zu of %zu functions skipped as %s (%s); "
+		       "nothing written (--require-rewrite)", s->skips[top], s->funcs,
+		       skip_reason_id(top), skip_reason_name(top));
+	return -1;
+}
+
 static void print_stats_text(const struct opt_stats *s, bool have_profile)
 {
 	if (s->portable)
@@ -584,6 +620,8 @@ int kbolt_optimize(const char *in, const char *out, const struct opt_options *op
 	if (!err)
 		err = run_pipeline(&opt, &debug, &patches);
 	gather_stats(&opt, &s);
+	if (!err && o->require_rewrite)
+		err = check_rewritten(in, &s, have_profile);
 	if (!err)
 		make_bat(&opt, &bat_bytes, &bat_out);
 	opt_free_model(&opt);	/* the proof needs room: only the image is left */
