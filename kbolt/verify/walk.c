@@ -473,7 +473,9 @@ static void pairs_from_rela(struct verifier *v, struct kmeta_sec *rsb, struct km
 {
 	bool code = target->flags & SHF_EXECINSTR;
 
-	if (is_own_pass_sec(v, target))
+	/* a runtime constant's slot points at the immediate inside its instruction: no
+	 * code starts there (verify_relocs() checks that it moved with its instruction) */
+	if (is_own_pass_sec(v, target) || (v->sec_rewrite[target->idx] & TR_SITE_IN_INSN))
 		return;
 	for (uint64_t k = 0; k < nr; k++) {
 		uint64_t info = get_u64(ra + 24 * k + 8), s, old;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * .return_sites (CONFIG_RETHUNK): s32 pointers to "jmp __x86_return_thunk" (e9 rel32),
- * the function returns objtool found.  apply_returns() patches each to "ret; int3..." or
- * to a jmp to the chosen thunk, and warns "missing return thunk" when a site is not that
- * jmp.
+ * the function returns objtool found; Clang (-mindirect-branch-cs-prefix) puts a cs
+ * prefix before it (2e e9 rel32), which apply_returns() decodes with the jmp
+ * (insn_decode_kernel()) and patches, all six bytes, as the plain one.  It patches each
+ * to "ret; int3..." or to a jmp to the chosen thunk, and warns "missing return thunk"
+ * when a site is not that jmp.
  */
 #include <string.h>
 
@@ -20,8 +22,8 @@ static void return_sites_check(struct kmeta_table *t, const struct kmeta_entry *
 	if (!check_site_is_code(c, e->site, "return thunk jump") ||
 	    !check_insn_boundary(c, e->site, "return thunk jump"))
 		return;
-	if (!read_rel32_branch(t->img, e->site, &b) || b.opcode != 0xe9 || b.prefixed) {
-		check_report(c, e->site, "expected jmp __x86_return_thunk (e9 rel32)");
+	if (!read_rel32_branch(t->img, e->site, &b) || b.opcode != 0xe9) {
+		check_report(c, e->site, "expected jmp __x86_return_thunk (e9 rel32, or 2e e9 rel32)");
 		return;
 	}
 	if (kmeta_find_alias_at(t->img, b.target, "__x86_return_thunk", false))
