@@ -18,6 +18,8 @@ build good 6.1.0-test || { fail "assemble the fixture"; done_testing; exit 1; }
 build bad 6.1.0-test -DBAD_SMP_LOCK -DUNSORTED_EXTABLE
 build moved 6.1.0-test -DOTHER_FIXUP
 build old 5.10.0-test
+build clang 6.1.0-test -DNOP_MCOUNT -DCS_RETURN
+build mixed 6.1.0-test -DNOP_MCOUNT_A
 
 for kind in vmlinux o; do
 	f=$tmp/good.$kind
@@ -57,6 +59,16 @@ check_match "check: lock prefix violation located" \
 check_match "check: unsorted ex_table found" 'ex_table: func_a\+0x8: table not sorted' "$out"
 out=$("$KMETA" check -j "$tmp/bad.vmlinux")
 check_match "check -j counts violations" '"nr_violations":2' "$out"
+
+# Clang's forms: every fentry site a nop5 (objtool --mnop), a cs-prefixed return thunk jmp
+check "fentry sites all nop5, a cs-prefixed return jmp: kmeta check passes" \
+	"$KMETA" check "$tmp/clang.vmlinux"
+check_eq "... the return site decoded at the prefix" "func_a+0x16
+func_b+0x7" "$("$KMETA" dump return_sites "$tmp/clang.vmlinux")"
+out=$("$KMETA" check "$tmp/mixed.vmlinux" 2>/dev/null); rc=$?
+check_eq "one fentry site a nop5, the other a call: check fails" 1 "$rc"
+check_match "... naming the nop5 (calls are as many: the build's form)" \
+	'mixed.vmlinux: mcount_loc: func_a: expected call __fentry__ \(e8 rel32\): a nop5 makes ftrace_bug\(\) at boot' "$out"
 
 out=$("$KMETA" diff "$tmp/good.vmlinux" "$tmp/moved.vmlinux"); rc=$?
 check_eq "diff exits 1 when tables differ" 1 "$rc"
