@@ -44,9 +44,17 @@ case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 lab_build_env
 
 # --- kbuild-apply, on the files each series touches, from the pristine source ---
-for ver in 6.1 6.12; do
-	tarball=/usr/src/linux-source-$ver.tar.xz
+for ver in 6.1 6.12 7.3; do
+	tarball=$(source_tarball "$ver")
 	[ -r "$tarball" ] || { skip "kbuild-apply $ver" "$tarball missing"; continue; }
+	# a context line of the first patch of the link's step, changed: the series must
+	# not fit (6.15 and later link vmlinux.unstripped upstream; 7.3's step is 0004)
+	case $ver in
+	6.*) changed='s/^vmlinux: scripts\/link-vmlinux.sh/vmlinux:  scripts\/link-vmlinux.sh/'
+	     changed_patch=0001-kbuild-link-vmlinux ;;
+	*) changed='s/^vmlinux: $(vmlinux-relocated) FORCE/vmlinux:  $(vmlinux-relocated) FORCE/;s/^vmlinux: vmlinux.unstripped FORCE/vmlinux:  vmlinux.unstripped FORCE/'
+	   changed_patch=0004-kbuild-with-CONFIG_KBOLT ;;
+	esac
 	t=$tmp/apply-$ver
 	mkdir -p "$t"
 	files=$(sed -n 's|^--- a/||p' "$top/kbuild/$ver"/*.patch | sort -u | sed "s|^|linux-source-$ver/|")
@@ -62,18 +70,17 @@ for ver in 6.1 6.12; do
 	check_eq "kbuild-apply $ver twice: exit 0" 0 "$rc"
 	check_match "... applied already" 'is applied already$' "$out"
 	cp -a "$t/pristine" "$t/other"
-	sed -i 's/^PATCHLEVEL = .*/PATCHLEVEL = 5/' "$t/other/Makefile"
+	sed -i 's/^VERSION = .*/VERSION = 6/; s/^PATCHLEVEL = .*/PATCHLEVEL = 5/' "$t/other/Makefile"
 	out=$("$top/scripts/kbuild-apply" "$t/other" 2>&1); rc=$?
 	check_eq "kbuild-apply on a 6.5 tree: exit 1" 1 "$rc"
 	check_match "... one line naming what it found and what it knows" \
-		'^kbuild-apply: .*: Linux 6\.5\.[0-9]+: no kbolt series for 6\.5\.[0-9]+ \(there are: 6\.1 6\.12\)$' "$out"
+		'^kbuild-apply: .*: Linux 6\.5\.[0-9]+: no kbolt series for 6\.5\.[0-9]+ \(there are: 6\.1 6\.12 7\.3\)$' "$out"
 	cp -a "$t/pristine" "$t/changed"
-	sed -i 's/^vmlinux: scripts\/link-vmlinux.sh/vmlinux:  scripts\/link-vmlinux.sh/' \
-		"$t/changed/scripts/Makefile.vmlinux"
+	sed -i "$changed" "$t/changed/scripts/Makefile.vmlinux"
 	cp -a "$t/changed" "$t/changed.before"
 	out=$("$top/scripts/kbuild-apply" "$t/changed" 2>&1); rc=$?
 	check_eq "kbuild-apply on a tree the series does not fit: exit 1" 1 "$rc"
-	check_match "... naming the patch" '^kbuild-apply: .*: 0001-kbuild-link-vmlinux.*does not apply' "$out"
+	check_match "... naming the patch" "^kbuild-apply: .*: $changed_patch.*does not apply" "$out"
 	check "... the tree untouched" diff -r "$t/changed.before" "$t/changed"
 	# no fuzz: a context line changed three lines from the change, which GNU patch's
 	# default fuzz would let through
@@ -131,26 +138,27 @@ check_booted() {
 	check_eq "$1" "$(build_id "$2")" \
 		"$(sed -n 's/^kbolt-lab: build-id //p' "$tmp/console" | tr -d '\r')"
 }
-# saved_cmd: the command Kbuild saved for vmlinux (.vmlinux.cmd; 6.1 names it cmd_vmlinux)
-saved_cmd() { sed -n 's/^savedcmd_vmlinux := //p; s/^cmd_vmlinux := //p' "$obj/.vmlinux.cmd"; }
-# check_step_dwarf NAME: the DWARF of the vmlinux the kbolt step made, proven.  verify
+# saved_cmd: the command Kbuild saved for kbolt's target (.$kt.cmd; 6.1 names it cmd_vmlinux)
+saved_cmd() { sed -n "s/^savedcmd_$kt := //p; s/^cmd_$kt := //p" "$obj/.$kt.cmd"; }
+# check_step_dwarf NAME: the DWARF of the image the kbolt step made, proven.  verify
 # needs the .rela sections on both sides, and 6.12's postlink strips them from vmlinux:
 # so the step's command (.vmlinux.cmd) is run again without the postlink, its output
 # (with the .rela sections stripped as the postlink strips them, where vmlinux lacks
 # them) must be vmlinux byte for byte, and verify --debug-info proves that output.
+# 7.3's vmlinux.kbolt keeps them: the command's output must be it.
 check_step_dwarf() {
 	local cmd pre=$tmp/step.out
 	cmd=$(saved_cmd |
-		sed 's/.*; : kbolt [^;]*; //; s/ && .*//; s/ *$//; s/ -o vmlinux$//')
+		sed "s/.*; : kbolt [^;]*; //; s/ && .*//; s/ *\$//; s/ -o $kt\$//")
 	check_match "$1: the step's command saved" '^[^ ]*kbolt optimize .*vmlinux\.unstripped$' "$cmd"
 	(cd "$obj" && eval "$cmd -o '$pre'") >"$tmp/step.log" 2>&1
-	if ! readelf -S "$obj/vmlinux" | grep -q ' \.rela\.text '; then
+	if ! readelf -S "$kout" | grep -q ' \.rela\.text '; then
 		objcopy --remove-section='.rel.*' --remove-section='.rel__*' \
 			--remove-section='.rela.*' --remove-section='.rela__*' "$pre" "$pre.stripped"
 		check "... run again without the postlink, stripped as the postlink does: vmlinux" \
 			cmp "$pre.stripped" "$obj/vmlinux"
 	else
-		check "... run again: vmlinux" cmp "$pre" "$obj/vmlinux"
+		check "... run again: $kt" cmp "$pre" "$kout"
 	fi
 	check_match "... verify --debug-info proves it" \
 		'debug info of [0-9]+ instructions in [0-9]+ functions compared: verified$' \
@@ -162,8 +170,8 @@ set_config_profile() {
 	"$src/scripts/config" --file "$obj/.config" --set-str KBOLT_PROFILE "$1"
 	make -C "$src" O="$obj" olddefconfig >/dev/null 2>&1
 }
-# steps_of_vmlinux LOG: the steps of vmlinux LOG shows, KBOLT or COPY
-steps_of_vmlinux() { grep -oE '^  (KBOLT|COPY) +vmlinux$' "$1" | awk '{print $1}' | tr '\n' ' '; }
+# steps_of_vmlinux LOG: the steps of kbolt's target LOG shows, KBOLT or COPY
+steps_of_vmlinux() { grep -oE "^  (KBOLT|COPY) +${kt//./\\.}\$" "$1" | awk '{print $1}' | tr '\n' ' '; }
 # later_makes: what a make after "make kbolt" does to kbolt's vmlinux (the last random
 # layout's, seed 3, is in the tree)
 later_makes() {
@@ -264,6 +272,11 @@ for ver in $LAB_VERSIONS; do
 	fi
 	root=$KBOLT_CACHE/build/$ver
 	src=$root/linux-source-$ver obj=$root/obj
+	# kbolt's target: vmlinux up to 6.14; from 6.15 (kbuild/7.3) vmlinux.kbolt, which
+	# keeps the relocations, and vmlinux and the boot image's relocation table are made
+	# from it
+	case $ver in 6.*) kt=vmlinux ;; *) kt=vmlinux.kbolt ;; esac
+	kout=$obj/$kt
 	check "$ver: CONFIG_KBOLT=y in the lab tree" grep -qx CONFIG_KBOLT=y "$obj/.config"
 	# the tree as build-kernel left it: vmlinux a copy of the link
 	mk "$tmp/restore.log" bzImage KBOLT_PROFILE=
@@ -291,12 +304,12 @@ for ver in $LAB_VERSIONS; do
 	start=$SECONDS
 	mk "$tmp/kbolt.log" kbolt KBOLT_PROFILE="$prof"; rc=$?
 	check_eq "$ver: make kbolt KBOLT_PROFILE=proc: exit 0 ($((SECONDS - start)) s)" 0 "$rc"
-	check_match "... kbolt made vmlinux" '^  KBOLT   vmlinux$' "$(cat "$tmp/kbolt.log")"
+	check_match "... kbolt made $kt" "^  KBOLT   ${kt//./\\.}\$" "$(cat "$tmp/kbolt.log")"
 	check "... vmlinux carries .note.kbolt" sh -c "readelf -SW '$obj/vmlinux' | grep -q '\.note\.kbolt'"
 	check "... its code differs from the link's" test "$(section_bytes "$obj/vmlinux" .text)" != \
 		"$(section_bytes "$obj/vmlinux.unstripped" .text)"
 	check_eq "... System.map: the same symbols at the same addresses" \
-		"$(nm -n "$obj/vmlinux.unstripped" | sha256sum)" "$(nm -n "$obj/vmlinux" | sha256sum)"
+		"$(nm -n "$obj/vmlinux.unstripped" | sha256sum)" "$(nm -n "$kout" | sha256sum)"
 	check_eq "... kallsyms: the same bytes" "$(kallsyms_bytes "$obj/vmlinux.unstripped")" \
 		"$(kallsyms_bytes "$obj/vmlinux")"
 	check_eq "... .BTF: the same bytes" "$(section_bytes "$obj/vmlinux.unstripped" .BTF)" \
@@ -329,7 +342,7 @@ for ver in $LAB_VERSIONS; do
 		"$(grep -E '^  (CC|AS|LD|AR) ' "$tmp/new.log" | grep -v ' arch/x86/boot/')"
 	check "... the boot image was made again" test "$obj/arch/x86/boot/bzImage" -nt "$prof2"
 	v=$(sha "$obj/vmlinux") b=$(sha "$obj/arch/x86/boot/bzImage")
-	rm -f "$obj/vmlinux"
+	rm -f "$kout"
 	mk "$tmp/redo.log" kbolt KBOLT_PROFILE="$prof2"
 	check_eq "$ver: the same profile again from the link: the same vmlinux and bzImage" "$v $b" \
 		"$(sha "$obj/vmlinux") $(sha "$obj/arch/x86/boot/bzImage")"
@@ -361,7 +374,7 @@ for ver in $LAB_VERSIONS; do
 	mk "$tmp/bad.log" kbolt KBOLT_PROFILE="$tmp/other.prof"; rc=$?
 	check "$ver: a profile of another kernel stops the build" test "$rc" -ne 0
 	check_match "... with kbolt's line naming the build-id" 'build-id' "$(grep -m1 'error: kbolt' "$tmp/bad.log")"
-	check "... and no vmlinux is left" test ! -e "$obj/vmlinux"
+	check "... and no $kt is left" test ! -e "$kout"
 	# a layout that moves nothing (every function excluded stands for a kernel whose
 	# DWARF kbolt cannot update): the build stops rather than ship the link as kbolt's
 	mk "$tmp/bad.log" kbolt KBOLT_PROFILE="$prof" KBOLT_FLAGS="--skip-funcs '*'"; rc=$?
@@ -369,7 +382,7 @@ for ver in $LAB_VERSIONS; do
 	check_match "... with kbolt's line naming the reason" \
 		'error: kbolt: no function with profile weight is rewritten: 100\.0% of the weight skipped as filtered' \
 		"$(grep -m1 'error: kbolt' "$tmp/bad.log")"
-	check "... and no vmlinux is left" test ! -e "$obj/vmlinux"
+	check "... and no $kt is left" test ! -e "$kout"
 	mk "$tmp/bad.log" kbolt KBOLT_PROFILE="$tmp/nonexistent.prof"; rc=$?
 	check "$ver: a missing profile stops the build" test "$rc" -ne 0
 	check_match "... one line naming it" "^kbolt: KBOLT_PROFILE=$tmp/nonexistent.prof: no such file" \
@@ -407,7 +420,7 @@ for ver in $LAB_VERSIONS; do
 	mk "$tmp/deb.log" bindeb-pkg KBOLT_FLAGS=--stats KDEB_COMPRESS=gzip; rc=$?
 	set_config_profile ""
 	check_eq "$ver: make bindeb-pkg, CONFIG_KBOLT_PROFILE set: exit 0" 0 "$rc"
-	check_match "... kbolt made vmlinux" '^  KBOLT   vmlinux$' "$(cat "$tmp/deb.log")"
+	check_match "... kbolt made $kt" "^  KBOLT   ${kt//./\\.}\$" "$(cat "$tmp/deb.log")"
 	image=$(ls "$root"/linux-image-*.deb 2>/dev/null | grep -v -- '-dbg_' | head -n 1)
 	dbg=$(ls "$root"/linux-image-*-dbg_*.deb 2>/dev/null | head -n 1)
 	if [ -n "$image" ] && [ -n "$dbg" ]; then
@@ -432,7 +445,7 @@ for ver in $LAB_VERSIONS; do
 	mk "$tmp/rpm.log" binrpm-pkg KBOLT_PROFILE="$tmp/proc.portable" KBOLT_FLAGS=--stats \
 		RPMOPTS="--nodeps --define '_topdir $tmp/rpm'"; rc=$?
 	check_eq "$ver: make binrpm-pkg KBOLT_PROFILE=: exit 0" 0 "$rc"
-	check_match "... kbolt made vmlinux" '^  KBOLT   vmlinux$' "$(cat "$tmp/rpm.log")"
+	check_match "... kbolt made $kt" "^  KBOLT   ${kt//./\\.}\$" "$(cat "$tmp/rpm.log")"
 	rpm=$(find "$tmp/rpm" "$obj/rpmbuild" -name 'kernel-[0-9]*.x86_64.rpm' 2>/dev/null | head -n 1)
 	if [ -n "$rpm" ]; then
 		rm -rf "$tmp/rpmroot" && mkdir "$tmp/rpmroot"

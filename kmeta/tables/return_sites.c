@@ -23,7 +23,7 @@ static void return_sites_check(struct kmeta_table *t, const struct kmeta_entry *
 	    !check_insn_boundary(c, e->site, "return thunk jump"))
 		return;
 	if (!read_rel32_branch(t->img, e->site, &b) || b.opcode != 0xe9) {
-		check_report(c, e->site, "expected jmp __x86_return_thunk (e9 rel32, or 2e e9 rel32)");
+		check_report(c, e->site, "expected jmp __x86_return_thunk (e9 rel32)");
 		return;
 	}
 	if (kmeta_find_alias_at(t->img, b.target, "__x86_return_thunk", false))
