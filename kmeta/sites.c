@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Patch-site ranges: [site, site + len) of every entry of the tables whose units the
- * kernel overwrites at boot (TR_PATCHED_UNIT: alternatives, paravirt).  Inside one,
+ * kernel overwrites at boot (TR_PATCHED_UNIT: alternatives, paravirt), and the units a
+ * table's unit() hook finds around its sites (kcfi_traps: the kCFI check and its call,
+ * which the trap handler decodes and FineIBT rewrites as one piece).  Inside one,
  * other tables describe the replacement's instructions (objtool emits ORC for the
  * replacement at the original site's offsets), so boundaries there are not the
  * original code's.  kbolt moves each range as one unit.
@@ -32,15 +34,24 @@ static int add_site_ranges(struct kmeta_table *t, unsigned int fixed_len,
 	struct kmeta_entry e;
 
 	for (size_t i = 0; t->present && i < t->nr_slots; i++) {
+		struct kmeta_range r;
 		uint64_t len;
 
 		if (kmeta_table_read_entry(t, i, &e))
 			return -EINVAL;
-		len = fixed_len ? fixed_len : kmeta_table_rewrite_value(t, &e);
-		if (e.filler || !len)
+		if (e.filler)
 			continue;
+		if (t->desc->unit && !fixed_len) {
+			if (!t->desc->unit(t, &e, &r))
+				continue;	/* no unit: kbolt leaves its function alone */
+		} else {
+			len = fixed_len ? fixed_len : kmeta_table_rewrite_value(t, &e);
+			if (!len)
+				continue;
+			r = (struct kmeta_range){ e.site, e.site + len };
+		}
 		GROW(*arr, *cap, *nr + 1);
-		(*arr)[(*nr)++] = (struct kmeta_range){ e.site, e.site + len };
+		(*arr)[(*nr)++] = r;
 	}
 	return 0;
 }

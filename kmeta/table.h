@@ -145,6 +145,12 @@ struct table_desc {
 			     size_t size);
 	/* check one non-filler entry against the code it points to */
 	void (*check)(struct kmeta_table *t, const struct kmeta_entry *e, struct check_ctx *c);
+	/*
+	 * TR_PATCHED_UNIT, where the unit is not [site, site + field): the code around the
+	 * entry's site that the kernel reads or patches as one piece (kcfi_traps: the check
+	 * before its ud2 and the call after); false if the bytes there are not that
+	 */
+	bool (*unit)(struct kmeta_table *t, const struct kmeta_entry *e, struct kmeta_range *r);
 	void (*free_priv)(struct kmeta_table *t);
 };
 

@@ -380,7 +380,7 @@ for ver in $LAB_VERSIONS; do
 	mk "$tmp/bad.log" kbolt KBOLT_PROFILE="$prof" KBOLT_FLAGS="--skip-funcs '*'"; rc=$?
 	check "$ver: a profile layout that rewrites nothing stops the build" test "$rc" -ne 0
 	check_match "... with kbolt's line naming the reason" \
-		'error: kbolt: no function with profile weight is rewritten: 100\.0% of the weight skipped as filtered' \
+		'error: kbolt: no function with profile weight is rewritten: [0-9.]+% of the weight skipped as filtered' \
 		"$(grep -m1 'error: kbolt' "$tmp/bad.log")"
 	check "... and no $kt is left" test ! -e "$kout"
 	mk "$tmp/bad.log" kbolt KBOLT_PROFILE="$tmp/nonexistent.prof"; rc=$?

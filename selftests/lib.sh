@@ -2,7 +2,8 @@
 # TAP helpers for the shell test scripts: source it, call ok/fail/skip/check_*, end with
 # done_testing.  Each script prints "ok N - ..." lines and closes with "N passed, N failed".
 #
-# Environment: KMETA (the binary under test, default kmeta/kmeta), KBOLT_CACHE (fetched
+# Environment: KMETA and KBOLT (the binaries under test, default kmeta/kmeta and
+# kbolt/kbolt, relative to the top of the tree unless absolute), KBOLT_CACHE (fetched
 # kernels, see scripts/kernels.conf), TMPDIR, KBOLT_QUICK (below), KBOLT_PROGRESS_FD
 # (progress).
 
@@ -11,6 +12,8 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$top/scripts/kernels.conf"
 KMETA=${KMETA:-$top/kmeta/kmeta}
 case "$KMETA" in /*) ;; *) KMETA=$top/$KMETA ;; esac
+KBOLT=${KBOLT:-$top/kbolt/kbolt}
+case "$KBOLT" in /*) ;; *) KBOLT=$top/$KBOLT ;; esac
 VMLINUX_61=$KBOLT_CACHE/$KERNEL_61_RELEASE/vmlinux
 VMLINUX_612=$KBOLT_CACHE/$KERNEL_612_RELEASE/vmlinux
 MODROOT=$KBOLT_CACHE/modroot
@@ -121,6 +124,36 @@ need_fixture() {
 		done_testing
 		exit 1
 	fi
+}
+
+# fixture_variant NAME OUT [GCC-FLAGS...]: fixtures/NAME.S assembled with the flags
+# (-DAPART, -DBROKEN: a planted fault) and linked with its relocations as OUT; false if
+# either step fails
+fixture_variant() {
+	local name=$1 out=$2
+	shift 2
+	gcc -c "$@" -o "$out.o" "$top/selftests/fixtures/$name.S" &&
+		ld -q -e _text -T "$top/selftests/fixtures/vmlinux.lds" --no-warn-rwx-segments \
+			-o "$out" "$out.o"
+}
+
+# random_layouts FILE: random layouts 1..$SEEDS of FILE as $tmp/r.N, each checked two
+# ways, then "SEEDS random layouts written and verified" and "... kmeta check clean on
+# each" tested; the seeds written in $written
+random_layouts() {
+	local s o bad= clean=0
+	written=
+	for s in $(seq 1 "$SEEDS"); do
+		o=$tmp/r.$s
+		if ! "$KBOLT" optimize "$1" -o "$o" --layout random --seed "$s" >/dev/null 2>"$o.err"; then
+			bad+=" $s"
+			continue
+		fi
+		"$KMETA" check "$o" >/dev/null 2>&1 && clean=$((clean + 1))
+		written+=" $s"
+	done
+	check_eq "$SEEDS random layouts written and verified" "" "${bad# }"
+	check_eq "... kmeta check clean on each" "$SEEDS" "$clean"
 }
 
 re_quote() {	# a string as an extended regex matching it literally

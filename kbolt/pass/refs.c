@@ -89,6 +89,10 @@ static void mark_table_entry(struct opt *opt, struct kmeta_table *t, const struc
 	}
 	if (i < 0)
 		return;
+	if (t->desc->unit) {	/* its entries lie inside their units: this one has none */
+		skip_func(opt, f, SKIP_TABLE_ENTRY, e->site);
+		return;
+	}
 	f->ops[i].flags |= OP_FIXED;
 	if (kmeta_table_has(t, TR_JUMP_LABEL)) {
 		if (f->ops[i].flags & OP_UNIT) {
@@ -186,8 +190,15 @@ static void mark_code_refs(struct opt *opt)
 				code_ref(opt, g, op->target, op->rel_size,
 					 !(op->insn_flags & KIF_RIP));
 		}
-		for (size_t k = 0; k < g->nr_fixes; k++)
-			code_ref(opt, g, g->fixes[k].target, g->fixes[k].size, false);
+		for (size_t k = 0; k < g->nr_fixes; k++) {
+			const struct fix *x = &g->fixes[k];
+			uint64_t unit = g->sym->addr + g->ops[x->op].off;
+
+			/* a branch inside its own unit (a kCFI check's je) moves with it */
+			if (x->target > unit && x->target < unit + g->ops[x->op].len)
+				continue;
+			code_ref(opt, g, x->target, x->size, false);
+		}
 	}
 	for (size_t k = 0; k < opt->extra.nr; k++) {
 		const struct kmeta_insn *in = &opt->extra.insns[k];

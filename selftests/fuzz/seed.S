@@ -30,6 +30,11 @@ seed_func:
 	call	*pv_ops+24(%rip)
 .Lstatic:
 	call	__SCT__seed_call
+	movl	$0xedcba988, %r10d	/* kCFI: the callee's hash checked, the ud2 trapping */
+	addl	-15(%rax), %r10d
+	je	.Lretpoline
+.Ltrap:
+	ud2
 .Lretpoline:
 	call	__x86_indirect_thunk_rax
 .Lcall:
@@ -53,7 +58,6 @@ seed_func:
 seed_callee:
 	.byte	0xb8
 	.long	0x12345678	/* kCFI preamble: movl $hash, %eax */
-.Ltrap:
 	ud2
 	ret
 	.size	seed_callee, . - seed_callee
