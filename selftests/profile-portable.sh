@@ -99,6 +99,16 @@ check_eq "... its 8 records at the new addresses: as a profile recorded there" \
 	"$(grep '^[BF] ' "$tmp/h2.port" | wc -l) $(grep '^[BF] ' "$tmp/h2.port" | sha256sum)" \
 	"8 $(grep '^[BF] ' "$tmp/h2m.port" | sha256sum)"
 
+# a build by ThinLTO, whose promoted locals carry ".llvm.<hash>" (Clang): the same two
+# functions found under their new names
+if build "$tmp/h3" -DSHIFT -DTHINLTO; then
+	"$KBOLT" check-profile -j "$tmp/h3" "$tmp/h1.port" >"$tmp/h3.json" 2>&1
+	check_eq "onto a ThinLTO build (.llvm.N suffixes): 4 exact, the 2 renamed as clones, none dropped" \
+		"4 0 2 0 8" "$(figures "$tmp/h3.json" exact by_hash clones dropped records_matched)"
+else
+	fail "the hash fixture assembled and linked with THINLTO"
+fi
+
 refused() {	# refused DESCRIPTION REGEX FILE: check-profile refuses FILE saying so
 	local out rc
 	out=$("$KBOLT" check-profile "$tmp/h2" "$3" 2>&1); rc=$?
