@@ -11,13 +11,26 @@
  * in the encodings compilers and assemblers pad with), lies in the function's section,
  * holds no symbol, and is shorter than PADDING_MAX.  Whether anything refers into it
  * is for the caller to find out, as for any byte of the function.
+ *
+ * A kernel built with function padding (CONFIG_CALL_PADDING: call-depth tracking,
+ * FineIBT, kCFI) owns the FUNC_PADDING bytes before every function: it writes call
+ * thunks, FineIBT and kCFI preambles there at boot (arch/x86/kernel/callthunks.c,
+ * alternative.c).  GCC names them (__pfx_ symbols); Clang with kCFI does not for a
+ * function that is not address-taken, whose 11 padding nops (16 less the 5-byte
+ * preamble it has not) follow the previous function's alignment int3s: those of the
+ * int3s that lie within 16 bytes of the next function are the kernel's too, and a
+ * layout grown into them was overwritten at boot (the lab's Clang 6.12 with ThinLTO
+ * and kCFI crashed in do_exit).  So in an image with __pfx_ or __cfi_ symbols the
+ * claim ends FUNC_PADDING bytes before the next function.
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "internal.h"
 
 #define PADDING_MAX 64	/* gaps of a function's alignment, not of a section's */
+#define FUNC_PADDING 16	/* CONFIG_FUNCTION_PADDING_BYTES: before each function */
 
 /* Length of the padding instruction at p (at most n bytes), 0 if it is not one */
 static unsigned int nop_len(const unsigned char *p, unsigned int n)
@@ -53,10 +66,42 @@ static bool is_padding(const unsigned char *p, unsigned int n)
 	return true;
 }
 
-/* Bytes of padding after f, 0 if the gap is not padding as described above */
-static uint64_t padding_after(struct kmeta_image *img, const struct kmeta_sym *f)
+static bool is_padding_sym(const char *name)
 {
-	uint64_t end = f->addr + f->size, next;
+	return !strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6);
+}
+
+/* Does the kernel own the bytes before its functions (function padding)? */
+static bool has_func_padding(const struct kmeta_image *img)
+{
+	for (size_t i = 1; i < img->nr_syms; i++)
+		if (is_padding_sym(img->syms[i].name))
+			return true;
+	return false;
+}
+
+/* The start of the first function after end in sec (not its padding), or the section's end */
+static uint64_t next_func_start(struct kmeta_image *img, const struct kmeta_sec *sec,
+				uint64_t end)
+{
+	for (size_t i = sym_first_from(img, end); i < img->nr_sorted; i++) {
+		const struct kmeta_sym *s = img->sorted[i];
+
+		if (s->addr >= sec->addr + sec->size)
+			break;
+		if (s->type == STT_FUNC && s->addr >= end && !is_padding_sym(s->name))
+			return s->addr;
+	}
+	return sec->addr + sec->size;
+}
+
+/*
+ * Bytes of padding after f, 0 if the gap is not padding as described above; reserved:
+ * the kernel owns the FUNC_PADDING bytes before each function
+ */
+static uint64_t padding_after(struct kmeta_image *img, const struct kmeta_sym *f, bool reserved)
+{
+	uint64_t end = f->addr + f->size, next, limit;
 	struct kmeta_sec *sec = kmeta_find_sec_containing(img, f->addr);
 	size_t i = sym_first_from(img, end);
 	const unsigned char *p;
@@ -66,6 +111,12 @@ static uint64_t padding_after(struct kmeta_image *img, const struct kmeta_sym *f
 	next = i < img->nr_sorted ? img->sorted[i]->addr : sec->addr + sec->size;
 	if (next > sec->addr + sec->size)
 		next = sec->addr + sec->size;
+	if (reserved) {
+		limit = next_func_start(img, sec, end);
+		limit = limit >= end + FUNC_PADDING ? limit - FUNC_PADDING : end;
+		if (next > limit)
+			next = limit;
+	}
 	if (next <= end || next - end >= PADDING_MAX)
 		return 0;
 	p = kmeta_bytes_at(img, end, next - end);
@@ -76,9 +127,11 @@ size_t kmeta_claim_padding(struct kmeta_image *img)
 {
 	size_t nr = 0;
 
+	bool reserved = has_func_padding(img);
+
 	for (size_t i = 0; i < img->nr_funcs; i++) {
 		struct kmeta_sym *f = img->funcs[i];
-		uint64_t pad = f->padding ? 0 : padding_after(img, f);
+		uint64_t pad = f->padding ? 0 : padding_after(img, f, reserved);
 
 		if (!pad)
 			continue;

@@ -555,6 +555,7 @@ static void *prepare_verify(void *arg)
 	struct preparation *p = arg;
 
 	p->v = verify_prepare(p->in);
+	kmeta_insn_thread_exit();	/* a kCFI unit's call was decoded here (kcfi_traps) */
 	return NULL;
 }
 
