@@ -13,15 +13,15 @@
  * is for the caller to find out, as for any byte of the function.
  *
  * A kernel built with function padding (CONFIG_CALL_PADDING: call-depth tracking,
- * FineIBT, kCFI) owns the FUNC_PADDING bytes before every function: it writes call
- * thunks, FineIBT and kCFI preambles there at boot (arch/x86/kernel/callthunks.c,
+ * FineIBT, kCFI) owns the FUNC_PADDING bytes before every function: call thunks,
+ * FineIBT and new kCFI hashes may be written there at boot (arch/x86/kernel/callthunks.c,
  * alternative.c).  GCC names them (__pfx_ symbols); Clang with kCFI does not for a
  * function that is not address-taken, whose 11 padding nops (16 less the 5-byte
  * preamble it has not) follow the previous function's alignment int3s: those of the
- * int3s that lie within 16 bytes of the next function are the kernel's too, and a
- * layout grown into them was overwritten at boot (the lab's Clang 6.12 with ThinLTO
- * and kCFI crashed in do_exit).  So in an image with __pfx_ or __cfi_ symbols the
- * claim ends FUNC_PADDING bytes before the next function.
+ * int3s that lie within 16 bytes of the next function are the kernel's too: a layout
+ * grown into them crashed at boot (the lab's Clang 6.12 with ThinLTO and kCFI, in
+ * do_exit).  So in an image with __pfx_ or __cfi_ symbols the claim ends FUNC_PADDING
+ * bytes before the next function.
  */
 #include <errno.h>
 #include <stdbool.h>
