@@ -170,6 +170,15 @@ char *kmeta_addr_str(struct kmeta_image *img, uint64_t addr, char *buf, size_t s
  */
 size_t kmeta_claim_padding(struct kmeta_image *img);
 int kmeta_claim_padding_like(struct kmeta_image *img, const struct kmeta_image *like);
+/*
+ * Is name that of the padding before a function (6.2+, CONFIG_FUNCTION_PADDING_BYTES)?
+ * __pfx_foo covers the 16 bytes before foo, nops that call-depth tracking overwrites at
+ * boot with its accounting thunk (callthunks.c patch_dest() refuses padding that is not
+ * nops), and that FineIBT rewrites; with kCFI __cfi_foo holds "movl $hash, %eax", the
+ * hash the caller reads at foo-15.  They are not functions: execution falls through
+ * them into foo, and their bytes must stay as they are.
+ */
+bool kmeta_is_padding_sym(const char *name);
 /* The function's ELF size: where its code ends and claimed padding begins */
 static inline uint64_t kmeta_elf_size(const struct kmeta_sym *sym)
 {

@@ -66,7 +66,7 @@ static bool is_padding(const unsigned char *p, unsigned int n)
 	return true;
 }
 
-static bool is_padding_sym(const char *name)
+bool kmeta_is_padding_sym(const char *name)
 {
 	return !strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6);
 }
@@ -75,7 +75,7 @@ static bool is_padding_sym(const char *name)
 static bool has_func_padding(const struct kmeta_image *img)
 {
 	for (size_t i = 1; i < img->nr_syms; i++)
-		if (is_padding_sym(img->syms[i].name))
+		if (kmeta_is_padding_sym(img->syms[i].name))
 			return true;
 	return false;
 }
@@ -89,7 +89,7 @@ static uint64_t next_func_start(struct kmeta_image *img, const struct kmeta_sec 
 
 		if (s->addr >= sec->addr + sec->size)
 			break;
-		if (s->type == STT_FUNC && s->addr >= end && !is_padding_sym(s->name))
+		if (s->type == STT_FUNC && s->addr >= end && !kmeta_is_padding_sym(s->name))
 			return s->addr;
 	}
 	return sec->addr + sec->size;

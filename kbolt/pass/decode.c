@@ -31,19 +31,6 @@ static uint64_t sym_addr(struct kmeta_image *img, const char *name)
 	return s ? s->addr : 0;
 }
 
-/*
- * 6.2+ (CONFIG_FUNCTION_PADDING_BYTES): __pfx_foo covers the 16 bytes before foo, nops
- * that call-depth tracking overwrites at boot with its accounting thunk (callthunks.c
- * patch_dest() refuses padding that is not nops), and that FineIBT rewrites; with kCFI
- * __cfi_foo holds "movl $hash, %eax", the hash the caller reads at foo-15.  They are not
- * functions: execution falls through them into foo, and their bytes must stay as they
- * are.  They are left alone and not counted.
- */
-static bool is_padding_sym(const char *name)
-{
-	return !strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6);
-}
-
 /* Code whose layout the kernel depends on, or that runs before it is itself */
 #define NR_FIXED_AREAS 4
 
@@ -404,7 +391,8 @@ void decode_init_funcs(struct opt *opt)
 
 		if (f->alias)
 			continue;
-		if (is_padding_sym(name)) {
+		/* __pfx_/__cfi_ (kmeta_is_padding_sym()): not functions, their bytes stay */
+		if (kmeta_is_padding_sym(name)) {
 			f->pad = true;
 			skip_func(opt, f, SKIP_PADDING, f->sym->addr);
 		} else if ((o->nr_funcs && !matches_any(name, o->funcs, o->nr_funcs)) ||
