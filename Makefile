@@ -77,8 +77,8 @@ KBOLT_LIB_SRCS += $(addprefix kbolt/profile/, profile.c cu_path.c prof_kbolt.c p
 KBOLT_LIB_SRCS += $(addprefix kbolt/model/, func.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/pass/, optimize.c decode.c refs.c cfg.c prof_map.c infer.c \
 	layout.c ext_tsp.c emit.c orc_gen.c rewrite.c bat_build.c)
-KBOLT_LIB_SRCS += $(addprefix kbolt/dwarf/, io.c line.c frame.c info.c info_walk.c loc.c)
-KBOLT_LIB_SRCS += $(addprefix kbolt/verify/, verify.c model.c walk.c flow.c meta.c values.c \
+KBOLT_LIB_SRCS += $(addprefix kbolt/dwarf/, io.c line.c frame.c info.c info_walk.c loc.c addr.c)
+KBOLT_LIB_SRCS += $(addprefix kbolt/verify/, verify.c model.c walk.c flow.c meta.c values.c dwarf_tree.c \
 	in_place.c dwarf.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/report/, heatmap.c heatmap_png.c dyno.c fix_sites.c)
 KBOLT_LIB_SRCS += $(addprefix kbolt/record/, record_cmd.c perf_events.c cpu_list.c \

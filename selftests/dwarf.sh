@@ -10,10 +10,14 @@
 # old line at its new address, and readelf's CFI table (fixtures/cfi_rows.py) its old
 # rules; llvm-dwarfdump --verify finds nothing new; the
 # relocations of .debug_line, .debug_info and .debug_frame hold what they say.  On the
-# scopes fixture (C, -gdwarf-4 and -gdwarf-5), the same for scopes and call sites, and
-# for location lists: readelf's lists (fixtures/loc_rows.py) say at each new place what
-# they said, views included, and an output with --no-update-debug fails
-# verify --debug-info=locations; the relocations of the lists hold.  On
+# scopes fixture (C: GCC's -gdwarf-4 and -gdwarf-5, and clang-19's -gdwarf-5, whose
+# code addresses and lists are indices into .debug_addr and offsets tables), the same
+# for scopes and call sites, and for location lists: readelf's lists
+# (fixtures/loc_rows.py) say at each new place what they said, views included, and an
+# output with --no-update-debug fails verify --debug-info=locations; the relocations of
+# the lists (Clang's: of .debug_addr) hold; Clang's rewritten DIEs, lists and
+# .debug_addr read without a warning, and a slot of .debug_addr that a call's return
+# address and a label share is parted (the table grows).  On
 # Debian's 6.1: a random layout (seed 1) and a profile layout with --update-debug are
 # written and proven; addr2line agrees on 500 moved instructions sampled from the
 # proof's map (KBOLT_DEBUG_MAP), where the old DWARF disagrees on most, and readelf's
@@ -143,16 +147,25 @@ inline_chains() {
 cflags="-O2 -g -fno-pic -mcmodel=kernel -mno-red-zone -fno-asynchronous-unwind-tables
 	-fcf-protection=none -fno-stack-protector -fno-jump-tables"
 gcc -c -I"$fx" -o "$tmp/scopes_orc.o" "$fx/scopes_orc.S" || fail "assemble fixtures/scopes_orc.S"
-for v in 4 5; do
-	f=$tmp/scopes$v
+# v: GCC's DWARF 4 and 5, and Clang's DWARF 5 (its indexed forms: .debug_addr, rnglistx,
+# loclistx); dv: the version, cc: the compiler, name: the tests' prefix
+for v in 4 5 clang; do
+	f=$tmp/scopes$v cc=gcc dv=$v name="DWARF $v"
+	if [ $v = clang ]; then
+		cc=clang-19 dv=5 name="Clang's DWARF 5"
+		if ! command -v $cc >/dev/null; then
+			skip "$name: the scopes fixture" "no $cc (scripts/install-deps)"
+			continue
+		fi
+	fi
 	# shellcheck disable=SC2086 # cflags: words
-	if ! gcc $cflags -gdwarf-$v -c -o "$f.o" "$fx/scopes.c" ||
+	if ! $cc $cflags -gdwarf-$dv -c -o "$f.o" "$fx/scopes.c" ||
 	   ! ld -q -e func_a -T "$fx/vmlinux.lds" --no-warn-rwx-segments -o "$f" "$f.o" \
 		"$tmp/scopes_orc.o"; then
-		fail "DWARF $v: build the scopes fixture"
+		fail "$name: build the scopes fixture"
 		continue
 	fi
-	check_match "DWARF $v: the scopes fixture has inlined subroutines, blocks, call sites, labels" \
+	check_match "$name: the scopes fixture has inlined subroutines, blocks, call sites, labels" \
 		'^[1-9][0-9]* [1-9][0-9]* [1-9][0-9]* [1-9][0-9]* [1-9][0-9]*$' \
 		"$(readelf --debug-dump=info "$f" | awk '/DW_TAG_inlined_subroutine/ { i++ }
 			/DW_TAG_lexical_block/ { b++ } /DW_TAG_(GNU_)?call_site\)/ { c++ }
@@ -163,7 +176,7 @@ for v in 4 5; do
 		"$KBOLT" optimize "$f" -o "$f.$s" --layout random --seed "$s" --update-debug \
 			2>"$f.$s.err" >/dev/null || bad="$bad $s"
 	done
-	check_eq "DWARF $v: scopes fixture, random layouts 1-8 with --update-debug written (rows, CFI, scopes, call sites, locations proven)" \
+	check_eq "$name: scopes fixture, random layouts 1-8 with --update-debug written (rows, CFI, scopes, call sites, locations proven)" \
 		"" "$bad"
 	KBOLT_DEBUG_MAP=$tmp/smap$v "$KBOLT" verify --debug-info "$f" "$f.1" >/dev/null 2>&1
 	awk '$1 != $2' "$tmp/smap$v" > "$tmp/smoved$v"
@@ -171,21 +184,34 @@ for v in 4 5; do
 	inline_chains "$tmp/smoved$v" 1 "$f" > "$tmp/chain.old"
 	inline_chains "$tmp/smoved$v" 2 "$f.1" > "$tmp/chain.new"
 	inline_chains "$tmp/smoved$v" 2 "$f" > "$tmp/chain.stale"
-	check "DWARF $v: addr2line -i -f: the old function, line and inline chain at the new address, all $n moved instructions" \
+	check "$name: addr2line -i -f: the old function, line and inline chain at the new address, all $n moved instructions" \
 		cmp "$tmp/chain.old" "$tmp/chain.new"
 	check "... where the input's DWARF gives another for some" \
 		bash -c "! cmp -s '$tmp/chain.old' '$tmp/chain.stale'"
 	check_match "... inline chains of two or more levels among them" '^[1-9][0-9]*$' \
 		"$(($(wc -l < "$tmp/chain.old") - 2 * n))"
-	check_match "DWARF $v: readelf's location lists (fixtures/loc_rows.py): every list says at the new place of each walked instruction what it said, views included" \
+	check_match "$name: readelf's location lists (fixtures/loc_rows.py): every list says at the new place of each walked instruction what it said, views included" \
 		'^[0-9]+ addresses, [1-9][0-9]* lists, [1-9][0-9]* locations compared, 0 differ$' \
 		"$(python3 "$loc_rows" "$f" "$f.1" "$tmp/smap$v" 2>/dev/null | head -n 1)"
-	check_match "... with location views other than 0 among the entries" '^[1-9][0-9]*$' \
-		"$(readelf --debug-dump=loc "$f" 2>/dev/null | grep 'views at' | grep -c ' v0*[1-9]')"
+	if [ $v = clang ]; then		# Clang writes no location views
+		check_match "... its code addresses, ranges and location lists indexed (addrx, rnglistx, loclistx)" \
+			'^[1-9][0-9]* [1-9][0-9]* [1-9][0-9]*$' "$(readelf --wide --debug-dump=info "$f" |
+			awk '/\(addrx\)/ { a++ } /\(rnglistx\)/ { r++ } /\(loclistx\)/ { l++ }
+			END { print a + 0, r + 0, l + 0 }')"
+		check_eq "... readelf reads the rewritten DIEs, lists and .debug_addr without a warning" "" \
+			"$(readelf --debug-dump=info,loc,Ranges,addr "$f.1" 2>&1 >/dev/null)"
+		check_match "... and a call site and a label of one slot of .debug_addr got one each, in seeds 1-8 (the table grew)" \
+			'^[1-8]$' "$(for s in 1 2 3 4 5 6 7 8; do readelf -SW "$f.$s"; done |
+			awk -v old="$(readelf -SW "$f" | awk '$2 == ".debug_addr" { print $6 }')" \
+			'$2 == ".debug_addr" && $6 != old { n++ } END { print n + 0 }')"
+	else
+		check_match "... with location views other than 0 among the entries" '^[1-9][0-9]*$' \
+			"$(readelf --debug-dump=loc "$f" 2>/dev/null | grep 'views at' | grep -c ' v0*[1-9]')"
+	fi
 	"$KBOLT" optimize "$f" -o "$f.plain" --layout random --seed 1 --no-update-debug \
 		>/dev/null 2>&1
 	out=$("$KBOLT" verify --debug-info=locations "$f" "$f.plain" 2>&1); rc=$?
-	check_eq "DWARF $v: with --no-update-debug, verify --debug-info=locations fails (exit 1)" 1 "$rc"
+	check_eq "$name: with --no-update-debug, verify --debug-info=locations fails (exit 1)" 1 "$rc"
 	check_match "... naming a variable whose location list says another thing at the new place" \
 		'verify: [a-z_]+\+0x[0-9a-f]+: debug info: DW_AT_location of the DIE at 0x[0-9a-f]+ at new \+0x[0-9a-f]+ is not the old one \([0-9]+ entries hold it, [0-9]+ at the old address\)' \
 		"$out"
@@ -193,7 +219,7 @@ for v in 4 5; do
 		'^[0-9]+ addresses, [0-9]+ lists, [0-9]+ locations compared, [1-9][0-9]* differ$' \
 		"$(python3 "$loc_rows" "$f" "$f.plain" "$tmp/smap$v" 2>/dev/null | head -n 1)"
 	out=$("$KBOLT" verify --debug-info=scopes "$f" "$f.plain" 2>&1); rc=$?
-	check_eq "DWARF $v: with --no-update-debug, verify --debug-info=scopes fails (exit 1)" 1 "$rc"
+	check_eq "$name: with --no-update-debug, verify --debug-info=scopes fails (exit 1)" 1 "$rc"
 	check_match "... naming an instruction whose scopes moved" \
 		'verify: [a-z_]+\+0x[0-9a-f]+: debug info: scopes at new \+0x[0-9a-f]+ \(.*\) are not the old ones' \
 		"$out"
@@ -206,21 +232,32 @@ for v in 4 5; do
 		"$out"
 	lists=$([ $v = 4 ] && echo .debug_ranges || echo .debug_rnglists)
 	locs=$([ $v = 4 ] && echo .debug_loc || echo .debug_loclists)
-	check "DWARF $v: relocations of .debug_info, $lists and $locs hold what they say" \
-		/usr/bin/python3 "$relocs" "$f.1" .debug_info "$lists" "$locs"
+	# Clang's lists name their addresses through .debug_addr: no relocations of their own
+	[ $v = clang ] && lists=.debug_addr locs=
+	check "$name: relocations of .debug_info, $lists${locs:+ and $locs} hold what they say" \
+		/usr/bin/python3 "$relocs" "$f.1" .debug_info "$lists" $locs
 	if [ -z "$dwarfdump" ]; then
-		skip "DWARF $v: llvm-dwarfdump --verify finds nothing new on the scopes fixture" \
+		skip "$name: llvm-dwarfdump --verify finds nothing new on the scopes fixture" \
 			"no llvm-dwarfdump"
 	else
 		# llvm-dwarfdump 14 and 19 do not finish verifying GCC 12's location lists
 		# of this file: built without them (-fno-var-tracking, no call sites) for it
 		# shellcheck disable=SC2086
-		gcc $cflags -fno-var-tracking -gdwarf-$v -c -o "$f.nv.o" "$fx/scopes.c" &&
+		$cc $cflags $([ $v != clang ] && echo -fno-var-tracking) -gdwarf-$dv -c \
+			-o "$f.nv.o" "$fx/scopes.c" &&
 			ld -q -e func_a -T "$fx/vmlinux.lds" --no-warn-rwx-segments -o "$f.nv" \
 			"$f.nv.o" "$tmp/scopes_orc.o" &&
 			"$KBOLT" optimize "$f.nv" -o "$f.nv.1" --layout random --seed 1 \
 			--update-debug >/dev/null 2>&1
-		check_eq "DWARF $v: llvm-dwarfdump --verify finds nothing new on the scopes fixture (without location lists)" \
+		if [ $v = clang ]; then
+			# ld's .debug_str ends some strings inside others, which llvm-dwarfdump
+			# calls invalid offsets of .debug_str_offsets: those, and nothing else
+			check_eq "$name: llvm-dwarfdump --verify finds nothing new on the scopes fixture" \
+				"$(timeout 120 "$dwarfdump" --verify "$f.nv" 2>&1 | grep '^error')" \
+				"$(timeout 120 "$dwarfdump" --verify "$f.nv.1" 2>&1 | grep '^error')"
+			continue
+		fi
+		check_eq "$name: llvm-dwarfdump --verify finds nothing new on the scopes fixture (without location lists)" \
 			"0 0 No errors." "$(timeout 120 "$dwarfdump" --verify "$f.nv" 2>&1 |
 			grep -c '^error') $(timeout 120 "$dwarfdump" --verify "$f.nv.1" 2>&1 |
 			grep -c '^error') $(timeout 120 "$dwarfdump" --verify "$f.nv.1" 2>&1 | tail -n 1)"

@@ -40,6 +40,7 @@
 
 #include "../../common/util.h"
 #include "../lib/output.h"
+#include "addr.h"
 #include "dwarf.h"
 #include "info_walk.h"
 #include "loc.h"
@@ -52,6 +53,17 @@ static bool is_addr_attr(uint64_t at)
 	       at == AT_CALL_RETURN_PC || at == AT_CALL_PC;
 }
 
+/* The bases of a unit's indexed forms, in its own DIE (DWARF 5 section 7.5.5) */
+static bool is_base_attr(uint64_t at)
+{
+	return at == AT_ADDR_BASE || at == AT_RNGLISTS_BASE || at == AT_LOCLISTS_BASE;
+}
+
+static bool is_unit_tag(uint64_t tag)
+{
+	return tag == TAG_COMPILE_UNIT || tag == TAG_PARTIAL_UNIT || tag == TAG_SKELETON_UNIT;
+}
+
 /* The value of an address attribute at r; NULL or why kbolt cannot take its form */
 static const char *read_addr_attr(struct info_walk *w, struct dwarf_reader *r,
 				  struct addr_attr *a)
@@ -59,7 +71,19 @@ static const char *read_addr_attr(struct info_walk *w, struct dwarf_reader *r,
 	const unsigned char *p = r->p;
 
 	a->place = p - w->info;
+	a->indexed = false;
 	switch (a->form) {
+	case FORM_ADDRX1: case FORM_ADDRX2: case FORM_ADDRX3: case FORM_ADDRX4:
+		a->size = a->form - FORM_ADDRX1 + 1;
+		a->index = dwarf_get_fixed(r, a->size);
+		a->indexed = true;
+		break;
+	case FORM_ADDRX:
+	case FORM_RNGLISTX:
+		a->index = dwarf_get_uleb(r);
+		a->size = r->p - p;
+		a->indexed = true;
+		break;
 	case FORM_ADDR:
 		a->size = w->u.addr_size;
 		break;
@@ -77,6 +101,10 @@ static const char *read_addr_attr(struct info_walk *w, struct dwarf_reader *r,
 	default:
 		return "a code address of a form kbolt does not take";
 	}
+	if (a->indexed)		/* its value: addr_resolve_die(), when the bases are known */
+		return r->bad ? "a DIE past its unit's end" :
+		       (a->at == AT_RANGES) != (a->form == FORM_RNGLISTX) || a->at == AT_HIGH_PC ?
+		       "a code address of a form kbolt does not take" : NULL;
 	if (a->at == AT_HIGH_PC ? a->form == FORM_SEC_OFFSET :
 	    a->at == AT_RANGES ? a->form == FORM_ADDR :
 	    a->form != FORM_ADDR)
@@ -104,10 +132,12 @@ static const char *read_list(struct info_walk *w, struct list_src *src, uint64_t
 	uint64_t base = w->base, max = as == 8 ? UINT64_MAX : UINT32_MAX;
 
 	out->nr = 0;
+	addr_list_begin(w);
 	if (!src->data || off >= src->size)
 		return "a range list past its section's end";
 	for (;;) {
 		uint64_t lo, hi, kind;
+		const char *why = NULL;
 
 		if (w->u.version < 5) {		/* .debug_ranges: pairs, a base selection */
 			lo = dwarf_get_fixed(&r, as);
@@ -142,9 +172,26 @@ static const char *read_list(struct info_walk *w, struct list_src *src, uint64_t
 			lo = dwarf_get_fixed(&r, as);
 			info_add_span(out, lo, lo + dwarf_get_uleb(&r));
 			break;
-		default:	/* the *x kinds need .debug_addr */
+		case RLE_BASE_ADDRESSX:
+			why = addr_list_slot(w, dwarf_get_uleb(&r), &base);
+			break;
+		case RLE_STARTX_ENDX:
+			why = addr_list_slot(w, dwarf_get_uleb(&r), &lo);
+			if (!why)
+				why = addr_list_slot(w, dwarf_get_uleb(&r), &hi);
+			if (!why)
+				info_add_span(out, lo, hi);
+			break;
+		case RLE_STARTX_LENGTH:
+			why = addr_list_slot(w, dwarf_get_uleb(&r), &lo);
+			if (!why)
+				info_add_span(out, lo, lo + dwarf_get_uleb(&r));
+			break;
+		default:
 			return "a range list entry kind kbolt does not take";
 		}
+		if (why)
+			return why;
 		if (r.bad)
 			return "a range list past its section's end";
 	}
@@ -157,6 +204,7 @@ static const char *write_list(struct info_walk *w, struct list_src *src,
 	const char *why = NULL;
 
 	*off = info_new_lists_base(src) + src->out.nr;
+	info_list_start(src, *off);
 	if (!src->v5) {		/* a base selection entry of 0, then absolute pairs */
 		dwarf_put_fixed(&src->out, w->u.addr_size == 8 ? UINT64_MAX : UINT32_MAX,
 				w->u.addr_size);
@@ -185,25 +233,35 @@ static const char *write_list(struct info_walk *w, struct list_src *src,
 
 /* --- the DIEs --- */
 
-/* A point (end: the end of an instruction) */
-static void do_point(struct info_walk *w, const struct addr_attr *a, bool end)
+/* The new value of point a (end: the end of an instruction) */
+static uint64_t point_new(struct info_walk *w, const struct addr_attr *a, bool end)
 {
-	struct func *f;
+	struct func *f = a->value ? moved_func_containing(w->opt, a->value - end) : NULL;
+
+	if (!f)
+		return a->value;
+	return end ? info_new_end(w, f, a->value) : info_new_point(f, a->value);
+}
+
+/* A point (end: the end of an instruction); NULL or what is wrong */
+static const char *do_point(struct info_walk *w, const struct addr_attr *a, bool end)
+{
 	uint64_t new;
 
-	if (!a || !a->value)
-		return;
+	if (!a || (!a->value && !a->indexed))
+		return NULL;
 	if (!w->rewrite) {
 		info_check_place(w, find_func_containing(w->opt, a->value - end), a->value,
 				 end ? PLACE_END : PLACE_START);
-		return;
+		addr_check_point(w, a, end);
+		return NULL;
 	}
-	f = moved_func_containing(w->opt, a->value - end);
-	if (!f)
-		return;
-	new = end ? info_new_end(w, f, a->value) : info_new_point(f, a->value);
+	new = point_new(w, a, end);
+	if (a->indexed)
+		return addr_use(w, a, new);
 	if (new != a->value)
 		dwarf_patch_add(w->patches, a->place, a->size, a->value, new, PATCH_ADDR);
+	return NULL;
 }
 
 /* --- a pair that the layout splits --- */
@@ -250,13 +308,21 @@ static const char *pair_slots(const struct info_walk *w, unsigned int old_len,
 	unsigned int high_size = high->size - (low_first ? 0 : new_len - old_len);
 
 	ps->by = new_len - old_len;
-	if (new_len - old_len > (low_first ? low->size : high->size) ||
-	    low_size < w->u.offset_size)
+	if (new_len - old_len > (low_first ? low->size : high->size))
 		return "no room for DW_AT_ranges where DW_AT_low_pc was";
 	ps->low_at = low->place + (low_first ? ps->by : 0);
 	ps->high_at = high->place + (low_first ? 0 : ps->by);
-	ps->low_fill = low_size - w->u.offset_size;
-	ps->high_fill = high_size;
+	if (low_size >= w->u.offset_size) {
+		ps->low_fill = low_size - w->u.offset_size;
+		ps->high_fill = high_size;
+	} else if (low_first && low->place + low->size == high->place &&
+		   low_size + high_size >= w->u.offset_size) {
+		/* an index (DW_FORM_addrx): the offset takes DW_AT_high_pc's bytes too */
+		ps->low_fill = low_size + high_size - w->u.offset_size;
+		ps->high_fill = 0;
+	} else {
+		return "no room for DW_AT_ranges where DW_AT_low_pc was";
+	}
 	return NULL;
 }
 
@@ -292,7 +358,16 @@ static void put_twin(struct info_walk *w, const struct dwarf_abbrev *a, uint64_t
 	dwarf_put_uleb(b, 0);
 }
 
-/* The code of the twin of old_code in the current table, made if new */
+/* The bytes of a twin's code: ULEB128, never fewer than the old code's */
+static unsigned int twin_len(uint64_t code, unsigned int old_len)
+{
+	return uleb_size(code) < old_len ? old_len : uleb_size(code);
+}
+
+/*
+ * The code of the twin of old_code in the current table for the layout of this pair
+ * (its fillers), made if new
+ */
 static uint64_t twin_code(struct info_walk *w, uint64_t old_code, unsigned int old_len,
 			  const struct addr_attr *low, const struct addr_attr *high,
 			  struct pair_slots *ps, const char **why)
@@ -300,25 +375,25 @@ static uint64_t twin_code(struct info_walk *w, uint64_t old_code, unsigned int o
 	uint64_t code = w->ab.nr_codes;	/* after the table's highest */
 	struct twin *t;
 
-	bool made = false;
-
 	for (size_t k = w->nr_twins; k-- > 0 && w->twins[k].table == w->ab.off;) {
-		if (w->twins[k].old_code == old_code) {
-			code = w->twins[k].new_code;
-			made = true;
-			break;
+		t = &w->twins[k];
+		if (t->old_code == old_code &&
+		    !pair_slots(w, old_len, twin_len(t->new_code, old_len), low, high, ps) &&
+		    ps->low_fill == t->low_fill && ps->high_fill == t->high_fill) {
+			*why = NULL;
+			return t->new_code;
 		}
-		if (w->twins[k].new_code >= code)
-			code = w->twins[k].new_code + 1;
+		if (t->new_code >= code)
+			code = t->new_code + 1;
 	}
-	*why = pair_slots(w, old_len, uleb_size(code) < old_len ? old_len : uleb_size(code),
-			  low, high, ps);
-	if (*why || made)
+	*why = pair_slots(w, old_len, twin_len(code, old_len), low, high, ps);
+	if (*why)
 		return code;
 	GROW(w->twins, w->twins_cap, w->nr_twins + 1);
 	t = &w->twins[w->nr_twins++];
 	*t = (struct twin){ .table = w->ab.off, .old_code = old_code, .new_code = code,
-			    .at = w->twin_bytes.nr };
+			    .at = w->twin_bytes.nr, .low_fill = ps->low_fill,
+			    .high_fill = ps->high_fill };
 	put_twin(w, &w->ab.by_code[old_code], code, ps);
 	t->len = w->twin_bytes.nr - t->at;
 	return code;
@@ -362,6 +437,7 @@ static const char *split_pair(struct info_walk *w, const struct die *d,
 	put_filler((unsigned char *)w->info + ps.high_at, ps.high_fill);
 	p = dwarf_patch_add(w->patches, low->place, w->u.offset_size, low->value, off,
 			    PATCH_RETYPE);
+	info_list_ref(w, src, p);
 	p->new_place = ps.low_at;
 	p->info = ELF64_R_INFO(src->sym, w->u.offset_size == 8 ? R_X86_64_64 : R_X86_64_32);
 	if (high->form == FORM_ADDR)
@@ -370,35 +446,78 @@ static const char *split_pair(struct info_walk *w, const struct die *d,
 	return NULL;
 }
 
+/* What becomes of a pair's range in the layout */
+enum pair_fate {
+	PAIR_SAME,	/* nothing of it moved (or it is empty) */
+	PAIR_ONE,	/* it is one range, *n, in the place of the old one */
+	PAIR_SPLIT,	/* it becomes a list (w->new) */
+};
+
+static enum pair_fate pair_map(struct info_walk *w, const struct addr_attr *low,
+			       const struct addr_attr *high, struct span *n)
+{
+	uint64_t lo = low->value, hi = high->form == FORM_ADDR ? high->value : lo + high->value;
+
+	w->old.nr = 0;
+	*n = (struct span){ lo, hi };
+	if (hi <= lo)
+		return PAIR_SAME;		/* empty: nothing to map */
+	info_add_span(&w->old, lo, hi);
+	if (!info_map_spans(w, &w->old, &w->new))
+		return PAIR_SAME;
+	/* a ULEB128 high_pc might not fit where it was: a list of one range */
+	if (w->new.nr > 1 || high->form == FORM_UDATA ||
+	    (w->new.nr && !info_fits(w->new.v[0].hi - w->new.v[0].lo, high->size)))
+		return PAIR_SPLIT;
+	if (w->new.nr) {
+		*n = w->new.v[0];
+	} else {	/* all of it went (a removed jmp): empty, where it was */
+		struct func *f = moved_func_containing(w->opt, lo);
+
+		n->lo = n->hi = f ? info_new_point(f, lo) : lo;
+	}
+	return PAIR_ONE;
+}
+
+/*
+ * dwarf_info_check(): keep the function of [lo, hi), a pair that cannot become a list,
+ * unless the pair holds all of it (a subprogram's, which never changes)
+ */
+static void keep_part(struct info_walk *w, uint64_t lo, uint64_t hi)
+{
+	struct func *f = find_func_containing(w->opt, lo);
+
+	if (info_may_move(f) && (lo != f->sym->addr || hi < func_elf_end(f)))
+		skip_func(w->opt, f, SKIP_DEBUG_INFO, lo);
+}
+
 /* A DW_AT_low_pc/DW_AT_high_pc pair; NULL or what is wrong */
 static const char *do_pair(struct info_walk *w, const struct die *d, const struct addr_attr *low,
 		    const struct addr_attr *high)
 {
 	uint64_t lo = low->value, hi = high->form == FORM_ADDR ? high->value : lo + high->value;
+	enum pair_fate fate;
 	struct span n;
 
-	w->old.nr = 0;
-	if (hi <= lo)
-		return NULL;		/* empty: nothing to map */
-	info_add_span(&w->old, lo, hi);
 	if (!w->rewrite) {
+		w->old.nr = 0;
+		if (hi <= lo)
+			return NULL;
+		info_add_span(&w->old, lo, hi);
 		info_check_spans(w, &w->old, PLACE_START);
+		if (low->indexed && !addr_pair_can_split(w, low, high))
+			keep_part(w, lo, hi);
 		return NULL;
 	}
-	if (!info_map_spans(w, &w->old, &w->new))
+	fate = pair_map(w, low, high, &n);
+	/* an index whose slot another user's value holds: a list of its own */
+	if (fate == PAIR_SPLIT || (!addr_holds(w, low, n.lo) && hi > lo))
+		return split_pair(w, d, low, high);	/* PAIR_SAME: w->new is w->old */
+	if (fate == PAIR_SAME)
 		return NULL;
-	/* a ULEB128 high_pc might not fit where it was: a list of one range */
-	if (w->new.nr > 1 || high->form == FORM_UDATA ||
-	    (w->new.nr && !info_fits(w->new.v[0].hi - w->new.v[0].lo, high->size)))
-		return split_pair(w, d, low, high);
-	if (w->new.nr) {
-		n = w->new.v[0];
-	} else {	/* all of it went (a removed jmp): empty, where it was */
-		struct func *f = moved_func_containing(w->opt, lo);
-
-		n.lo = n.hi = f ? info_new_point(f, lo) : lo;
-	}
-	if (n.lo != lo)
+	if (low->indexed)
+		;	/* its slot holds n.lo */
+	else if (n.lo != lo)
 		dwarf_patch_add(w->patches, low->place, low->size, lo, n.lo, PATCH_ADDR);
 	if (high->form == FORM_ADDR && n.hi != hi)
 		dwarf_patch_add(w->patches, high->place, high->size, hi, n.hi, PATCH_ADDR);
@@ -422,7 +541,8 @@ static const char *do_list(struct info_walk *w, const struct addr_attr *ranges)
 		info_check_spans(w, &w->old, PLACE_START);
 		return NULL;
 	}
-	if (!info_map_spans(w, &w->old, &w->new))
+	/* a slot of .debug_addr it names taking another value: written again too */
+	if (!info_map_spans(w, &w->old, &w->new) && !addr_list_changed(w))
 		return NULL;
 	m = info_find_move(src, ranges->value);
 	if (!m) {
@@ -431,10 +551,14 @@ static const char *do_list(struct info_walk *w, const struct addr_attr *ranges)
 			return why;
 		m = info_add_move(src, ranges->value, off, 0);
 	}
+	if (ranges->indexed) {
+		addr_table_entry(src, ranges, w->rnglists_base, m->new, w->u.offset_size);
+		return NULL;
+	}
 	if (!info_fits(m->new, ranges->size))
 		return "a new range list past 4 GiB";
-	dwarf_patch_add(w->patches, ranges->place, ranges->size, m->old, m->new,
-			PATCH_OFFSET);
+	info_list_ref(w, src, dwarf_patch_add(w->patches, ranges->place, ranges->size,
+					      m->old, m->new, PATCH_OFFSET));
 	return NULL;
 }
 
@@ -442,19 +566,48 @@ static const char *do_die(struct info_walk *w, const struct die *d)
 {
 	const struct addr_attr *low = die_attr(d, AT_LOW_PC), *high = die_attr(d, AT_HIGH_PC);
 	const struct addr_attr *ranges = die_attr(d, AT_RANGES);
-	const char *why = NULL;
+	const char *why;
 
 	if (low && high)
 		why = do_pair(w, d, low, high);
 	else
-		do_point(w, low, d->tag == TAG_GNU_CALL_SITE);
-	if (why)
-		return why;
-	do_point(w, die_attr(d, AT_ENTRY_PC), false);
-	do_point(w, die_attr(d, AT_CALL_PC), false);
-	do_point(w, die_attr(d, AT_CALL_RETURN_PC), true);
-	why = ranges ? do_list(w, ranges) : NULL;
+		why = do_point(w, low, d->tag == TAG_GNU_CALL_SITE);
+	if (!why)
+		why = do_point(w, die_attr(d, AT_ENTRY_PC), false);
+	if (!why)
+		why = do_point(w, die_attr(d, AT_CALL_PC), false);
+	if (!why)
+		why = do_point(w, die_attr(d, AT_CALL_RETURN_PC), true);
+	if (!why && ranges)
+		why = do_list(w, ranges);
 	return why ? why : dwarf_loc_do(w, d);
+}
+
+/*
+ * The rewrite's look ahead at a DIE whose code addresses are indexed: what each needs
+ * of its slot of .debug_addr (addr.c), before any is patched
+ */
+static void want_die(struct info_walk *w, const struct die *d)
+{
+	const struct addr_attr *low = die_attr(d, AT_LOW_PC), *high = die_attr(d, AT_HIGH_PC);
+	const struct addr_attr *a;
+	struct span n;
+
+	if (low && high && low->indexed) {
+		if (pair_map(w, low, high, &n) != PAIR_SPLIT)
+			addr_want(w, low, n.lo, false);
+	} else if (low) {
+		addr_want(w, low, point_new(w, low, d->tag == TAG_GNU_CALL_SITE), true);
+	}
+	a = die_attr(d, AT_ENTRY_PC);
+	if (a)
+		addr_want(w, a, point_new(w, a, false), true);
+	a = die_attr(d, AT_CALL_PC);
+	if (a)
+		addr_want(w, a, point_new(w, a, false), true);
+	a = die_attr(d, AT_CALL_RETURN_PC);
+	if (a)
+		addr_want(w, a, point_new(w, a, true), true);
 }
 
 /* One DIE at r read into d; NULL or what is wrong */
@@ -481,15 +634,23 @@ static const char *read_die(struct info_walk *w, struct dwarf_reader *r, struct 
 		const struct dwarf_abbrev_attr *at = &w->ab.attrs[a->first + k];
 
 		bool list = dwarf_loc_is_list(at->at, at->form, &w->u);
+		bool base = is_unit_tag(a->tag) && is_base_attr(at->at) &&
+			    at->form == FORM_SEC_OFFSET;
 
-		if ((list || is_addr_attr(at->at)) && d->nr == ARRAY_SIZE(d->a))
+		if ((list || base || is_addr_attr(at->at)) && d->nr == ARRAY_SIZE(d->a))
 			return "a DIE with more code addresses and lists than kbolt takes";
-		if (list) {
+		if (list || base) {
 			struct addr_attr *x = &d->a[d->nr++];
 
 			*x = (struct addr_attr){ .at = at->at, .form = at->form,
 						 .place = r->p - w->info,
 						 .size = w->u.offset_size };
+			if (at->form == FORM_LOCLISTX) {	/* resolved by addr.c */
+				x->index = dwarf_get_uleb(r);
+				x->size = r->p - w->info - x->place;
+				x->indexed = true;
+				continue;
+			}
 			if (at->form != FORM_SEC_OFFSET)	/* DWARF 2 and 3 */
 				x->size = at->form == FORM_DATA8 ? 8 : 4;
 			x->value = dwarf_get_fixed(r, x->size);
@@ -508,11 +669,6 @@ static const char *read_die(struct info_walk *w, struct dwarf_reader *r, struct 
 		}
 	}
 	return r->bad ? "a DIE past its unit's end" : NULL;
-}
-
-static bool is_unit_tag(uint64_t tag)
-{
-	return tag == TAG_COMPILE_UNIT || tag == TAG_PARTIAL_UNIT || tag == TAG_SKELETON_UNIT;
 }
 
 /* Every DIE of the unit w->u; NULL or what is wrong, at w->why_at */
@@ -550,6 +706,28 @@ static bool unit_matters(struct info_walk *w, const struct die *d)
 	return false;
 }
 
+/*
+ * The rewrite's look ahead at the DIEs after the unit's own, at r: what each needs of
+ * its slots of .debug_addr, before any is patched (addr.c)
+ */
+static const char *plan_unit(struct info_walk *w, struct dwarf_reader r)
+{
+	const char *why = NULL;
+	bool null;
+	struct die d;
+
+	while (!why && r.p < r.end) {
+		why = read_die(w, &r, &d, &null);
+		w->why_at = d.off;
+		if (!why && !null)
+			why = addr_resolve_die(w, &d);
+		if (!why && !null)
+			want_die(w, &d);
+	}
+	addr_plan(w);
+	return why;
+}
+
 static const char *walk_unit(struct info_walk *w)
 {
 	struct dwarf_reader r = { .p = w->info + w->u.die_off, .end = w->info + w->u.end };
@@ -559,6 +737,7 @@ static const char *walk_unit(struct info_walk *w)
 	struct die d;
 
 	w->base = 0;
+	addr_unit_begin(w, NULL);
 	while (!why && r.p < r.end) {
 		why = read_die(w, &r, &d, &null);
 		w->why_at = d.off;
@@ -567,15 +746,30 @@ static const char *walk_unit(struct info_walk *w)
 		if (first && is_unit_tag(d.tag)) {	/* its low_pc: the base of lists */
 			const struct addr_attr *low = die_attr(&d, AT_LOW_PC);
 
+			why = addr_unit_begin(w, &d);
+			if (!why)
+				why = addr_resolve_die(w, &d);
+			if (why)
+				continue;
 			w->base = low ? low->value : 0;
 			if (!unit_matters(w, &d))
 				break;
+			if (w->rewrite && w->addr_base != UINT64_MAX)
+				why = plan_unit(w, r);
 		} else {
-			why = do_die(w, &d);
+			why = addr_resolve_die(w, &d);
+			if (!why)
+				why = do_die(w, &d);
 		}
 		first = false;
 	}
-	return why;
+	if (why)
+		return why;
+	if (!w->rewrite) {
+		addr_check_unit_end(w);
+		return NULL;
+	}
+	return addr_unit_end(w);
 }
 
 /*
@@ -621,6 +815,9 @@ static void list_src_init(struct info_walk *w, struct list_src *src, const char 
 	if (!src->sec)
 		return;
 	src->data = dwarf_file_bytes(w->opt->img, src->sec, &src->size);
+	/* 32-bit DWARF, offset_entry_count (DWARF 5 section 7.28, 7.29) */
+	src->indexed = v5 && src->size >= 12 && get_u32(src->data) != 0xffffffff &&
+		       get_u32(src->data + 8);
 	src->rs = dwarf_rela_of(w->opt->img, src->sec);
 	src->sym = dwarf_section_symbol(w->opt->img, src->sec);
 }
@@ -630,7 +827,7 @@ static const char *walk_init(struct info_walk *w, struct opt *opt, const char **
 {
 	static const char *const names[] = {
 		".debug_info", ".debug_abbrev", ".debug_rnglists", ".debug_ranges",
-		".debug_loclists", ".debug_loc",
+		".debug_loclists", ".debug_loc", ".debug_addr",
 	};
 	struct kmeta_sec *s[ARRAY_SIZE(names)];
 	uint64_t size;
@@ -656,12 +853,13 @@ static const char *walk_init(struct info_walk *w, struct opt *opt, const char **
 	list_src_init(w, &w->ranges, names[3], false);
 	list_src_init(w, &w->loclists, names[4], true);
 	list_src_init(w, &w->loc, names[5], false);
+	list_src_init(w, &w->addr, names[6], false);	/* its headers: addr.c's */
 	return NULL;
 }
 
 static void walk_free(struct info_walk *w)
 {
-	struct list_src *src[] = { &w->rnglists, &w->ranges, &w->loclists, &w->loc };
+	struct list_src *src[] = { &w->rnglists, &w->ranges, &w->loclists, &w->loc, &w->addr };
 
 	free(w->twins);
 	free(w->twin_bytes.p);
@@ -676,7 +874,11 @@ static void walk_free(struct info_walk *w)
 		free(src[k]->out.p);
 		free(src[k]->rela.p);
 		free(src[k]->moves);
+		free(src[k]->tpatches);
+		free(src[k]->starts);
+		free(src[k]->refs);
 	}
+	addr_free(w);
 }
 
 void dwarf_info_check(struct opt *opt)
@@ -792,32 +994,37 @@ static const char *rebuild_abbrevs(struct info_walk *w, struct output_secs *out)
 	return NULL;
 }
 
-/* src's new lists after its old bytes, and its relocations after the old ones */
+/*
+ * src's new lists after its old bytes, its tables' entries set anew, and its
+ * relocations after the old ones
+ */
 static void add_lists(struct kmeta_image *img, struct list_src *src, struct output_secs *out)
 {
-	struct dwarf_buf b = { 0 };
+	struct dwarf_buf b = { 0 }, rb = { 0 };
 	uint64_t rsize = 0;
-	const unsigned char *r;
 
-	if (!src->out.nr)
+	if (!src->out.nr && !src->nr_tpatches)
 		return;
 	dwarf_put_bytes(&b, src->data, src->size);
-	if (src->v5) {		/* a contribution header: length, version 5, sizes, no offsets */
-		dwarf_put_fixed(&b, src->out.nr + 8, 4);
+	if (src->v5 && src->out.nr) {	/* a header: length, version 5, sizes, offsets */
+		dwarf_put_fixed(&b, src->out.nr + 8 + 4 * src->nr_starts, 4);
 		dwarf_put_fixed(&b, 5, 2);
 		dwarf_put_byte(&b, 8);
 		dwarf_put_byte(&b, 0);
-		dwarf_put_fixed(&b, 0, 4);
+		dwarf_put_fixed(&b, src->nr_starts, 4);
+		for (size_t k = 0; k < src->nr_starts; k++)	/* from after the header */
+			dwarf_put_fixed(&b, src->starts[k] - info_new_lists_base(src) +
+					4 * src->nr_starts, 4);
 	}
 	dwarf_put_bytes(&b, src->out.p, src->out.nr);
+	if (src->rs)
+		dwarf_put_bytes(&rb, dwarf_file_bytes(img, src->rs, &rsize), rsize);
+	addr_patch_tables(src, b.p, rb.p, rb.nr);
 	output_secs_add(out, src->sec->idx, b.p, b.nr);
 	if (!src->rs)
 		return;
-	r = dwarf_file_bytes(img, src->rs, &rsize);
-	b = (struct dwarf_buf){ 0 };
-	dwarf_put_bytes(&b, r, rsize);
-	dwarf_put_bytes(&b, src->rela.p, src->rela.nr);
-	output_secs_add(out, src->rs->idx, b.p, b.nr);
+	dwarf_put_bytes(&rb, src->rela.p, src->rela.nr);
+	output_secs_add(out, src->rs->idx, rb.p, rb.nr);
 }
 
 int dwarf_info_rewrite(struct opt *opt, struct output_secs *out, struct dwarf_patches *ps)
@@ -842,10 +1049,17 @@ int dwarf_info_rewrite(struct opt *opt, struct output_secs *out, struct dwarf_pa
 		walk_free(&w);
 		return -EINVAL;
 	}
+	info_index_new_lists(&w, &w.rnglists);
+	info_index_new_lists(&w, &w.loclists);
 	add_lists(opt->img, &w.rnglists, out);
 	add_lists(opt->img, &w.ranges, out);
 	add_lists(opt->img, &w.loclists, out);
 	add_lists(opt->img, &w.loc, out);
+	why = addr_write(&w, out);
+	if (why)
+		pr_err(opt->img->path, ".debug_addr: %s", why);
 	walk_free(&w);
+	if (why)
+		return -EINVAL;
 	return 0;
 }

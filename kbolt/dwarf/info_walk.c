@@ -321,7 +321,7 @@ bool info_fits(uint64_t v, unsigned int size)
  * loaded section that holds it (.text, .init.text), as the linker's relocations of
  * the lists have it; 0 if none.  The last one found is kept.
  */
-static size_t code_symbol(struct info_walk *w, uint64_t addr, uint64_t *value)
+size_t info_code_symbol(struct info_walk *w, uint64_t addr, uint64_t *value)
 {
 	struct kmeta_sec *sec = kmeta_find_sec_containing(w->opt->img, addr);
 
@@ -345,7 +345,7 @@ const char *info_put_list_addr(struct info_walk *w, struct list_src *src, uint64
 	dwarf_put_fixed(&src->out, addr, w->u.addr_size);
 	if (!src->rs)
 		return NULL;	/* a kernel without .rela.debug_* */
-	sym = code_symbol(w, addr, &value);
+	sym = info_code_symbol(w, addr, &value);
 	if (!sym)
 		return "no section symbol for the code a new range or location list holds";
 	dwarf_put_fixed(&src->rela, pos, 8);
@@ -358,6 +358,36 @@ const char *info_put_list_addr(struct info_walk *w, struct list_src *src, uint64
 uint64_t info_new_lists_base(const struct list_src *src)
 {
 	return src->size + (src->v5 ? 12 : 0);
+}
+
+void info_list_start(struct list_src *src, uint64_t off)
+{
+	if (!src->indexed)
+		return;
+	GROW(src->starts, src->starts_cap, src->nr_starts + 1);
+	src->starts[src->nr_starts++] = off;
+}
+
+void info_list_ref(struct info_walk *w, struct list_src *src, const struct dwarf_patch *p)
+{
+	if (!src->indexed)
+		return;
+	GROW(src->refs, src->refs_cap, src->nr_refs + 1);
+	src->refs[src->nr_refs++] = p - w->patches->v;
+}
+
+void info_index_new_lists(struct info_walk *w, struct list_src *src)
+{
+	uint64_t by = 4 * (uint64_t)src->nr_starts;	/* 32-bit DWARF: list_src_init() */
+
+	if (!src->indexed || !src->nr_starts)
+		return;
+	for (size_t k = 0; k < src->nr_tpatches; k++)
+		src->tpatches[k].new += by;
+	for (size_t k = 0; k < src->nr_refs; k++)
+		w->patches->v[src->refs[k]].new += by;
+	for (size_t k = 0; k + 24 <= src->rela.nr; k += 24)	/* r_offset */
+		put_u64(src->rela.p + k, get_u64(src->rela.p + k) + by);
 }
 
 /*

@@ -18,25 +18,38 @@ enum {
 	TAG_GNU_CALL_SITE = 0x4109,
 	FORM_ADDR = 0x01, FORM_DATA2 = 0x05, FORM_DATA4 = 0x06, FORM_DATA8 = 0x07,
 	FORM_BLOCK1 = 0x0a, FORM_DATA1 = 0x0b, FORM_UDATA = 0x0f, FORM_SEC_OFFSET = 0x17,
-	FORM_IMPLICIT_CONST = 0x21,
+	FORM_IMPLICIT_CONST = 0x21, FORM_RNGLISTX = 0x23, FORM_ADDRX = 0x1b,
+	FORM_ADDRX1 = 0x29, FORM_ADDRX2 = 0x2a, FORM_ADDRX3 = 0x2b, FORM_ADDRX4 = 0x2c,
+	/* DWARF 5's bases of a unit's indexed forms (section 7.5.5): addr.c */
+	AT_ADDR_BASE = 0x73, AT_RNGLISTS_BASE = 0x74, AT_LOCLISTS_BASE = 0x8c,
 	/*
 	 * kbolt's own attribute (DW_AT_lo_user is 0x2000): the bytes a DIE no longer uses
 	 * after its DW_AT_low_pc/high_pc pair became a DW_AT_ranges, as a DW_FORM_block1
 	 */
 	AT_KBOLT_FILLER = 0x2b01,
-	RLE_END = 0, RLE_OFFSET_PAIR = 4, RLE_BASE = 5, RLE_START_END = 6,
+	RLE_END = 0, RLE_BASE_ADDRESSX = 1, RLE_STARTX_ENDX = 2, RLE_STARTX_LENGTH = 3,
+	RLE_OFFSET_PAIR = 4, RLE_BASE = 5, RLE_START_END = 6,
 	RLE_START_LENGTH = 7,
 	/* location lists (loc.c) */
 	AT_LOCATION = 0x02, AT_GNU_LOCVIEWS = 0x2137, FORM_LOCLISTX = 0x22,
-	LLE_END = 0, LLE_OFFSET_PAIR = 4, LLE_BASE = 6, LLE_START_END = 7,
+	LLE_END = 0, LLE_BASE_ADDRESSX = 1, LLE_STARTX_ENDX = 2, LLE_STARTX_LENGTH = 3,
+	LLE_OFFSET_PAIR = 4, LLE_BASE = 6, LLE_START_END = 7,
 	LLE_START_LENGTH = 8,
 };
 
-/* An attribute of a DIE that gives a code address, where its value is */
+/*
+ * An attribute of a DIE that gives a code address, where its value is.  An indexed
+ * form's (DWARF 5: addrx, rnglistx, loclistx) bytes are its index, a ULEB128 or fixed
+ * field of size bytes; value is what the index names: the address in the unit's table
+ * of .debug_addr, or the list's offset in its section, whose entry in the list
+ * section's offsets table is at table_place.
+ */
 struct addr_attr {
 	uint64_t place, value;
+	uint64_t index, table_place;
 	uint16_t at, form;
 	unsigned int size;
+	bool indexed;
 };
 
 /* A DIE's code addresses */
@@ -80,6 +93,11 @@ struct info_walk {
 	uint64_t info_size, abbrev_size;
 	struct dwarf_unit u;
 	uint64_t base;		/* the unit's DW_AT_low_pc: the base of its lists */
+	/* the unit's DW_AT_addr_base, rnglists_base, loclists_base; UINT64_MAX: none */
+	uint64_t addr_base, rnglists_base, loclists_base;
+	struct addr_attr addr_base_attr;	/* where DW_AT_addr_base is */
+	uint64_t nr_addrs;	/* entries of the unit's table in .debug_addr */
+	struct addr_plan *plan;	/* addr.c's: the slots of the tables */
 	struct dwarf_abbrevs ab;
 	uint64_t why_at;	/* where what cannot be read is */
 	/* rewrite */
@@ -98,7 +116,28 @@ struct info_walk {
 		struct list_move *moves;
 		size_t nr_moves, moves_cap;
 		size_t sym;	/* its section symbol, for a DW_AT_ranges' relocation */
-	} rnglists, ranges, loclists, loc;
+		/* entries of its offsets table (DWARF 5 rnglistx, loclistx) set anew */
+		struct table_patch {
+			uint64_t place, old, new;
+			unsigned int size;
+		} *tpatches;
+		size_t nr_tpatches, tpatches_cap;
+		/*
+		 * A section whose tables have offsets tables (Clang's, for rnglistx and
+		 * loclistx): the new contribution gets one too, of every new list, as
+		 * readers that walk the tables (readelf) want.  The lists are written
+		 * first, their offsets (starts) and the patches of .debug_info that
+		 * name them (refs, in w->patches) moved past it at the end.
+		 */
+		bool indexed;
+		uint64_t *starts;
+		size_t nr_starts, starts_cap;
+		size_t *refs;
+		size_t nr_refs, refs_cap;
+	} rnglists, ranges, loclists, loc, addr;
+	/* the slots of .debug_addr the last list read names (addr.c) */
+	uint64_t *list_slots;
+	size_t nr_list_slots, list_slots_cap;
 	struct loc_entries locs, new_locs;	/* loc.c's */
 	struct kmeta_sec *code_sec;	/* code_symbol()'s last section, and its symbol */
 	size_t code_sym;
@@ -106,6 +145,8 @@ struct info_walk {
 	struct twin {
 		uint64_t table, old_code, new_code;
 		size_t at, len;		/* its bytes in twin_bytes */
+		/* its fillers' sizes: an index's ULEB128 differs from DIE to DIE */
+		unsigned int low_fill, high_fill;
 	} *twins;
 	size_t nr_twins, twins_cap;
 	struct dwarf_buf twin_bytes;
@@ -150,11 +191,27 @@ void info_check_place(struct info_walk *w, struct func *f, uint64_t a, enum plac
 void info_check_spans(struct info_walk *w, const struct spans *sp, enum place_kind kind);
 /* Does v fit in a field of size bytes? */
 bool info_fits(uint64_t v, unsigned int size);
+/*
+ * The symbol a new address is relocated against: the section symbol of the loaded
+ * section that holds it (*value: the section's address); 0 if none
+ */
+size_t info_code_symbol(struct info_walk *w, uint64_t addr, uint64_t *value);
 /* An address of a new list at pos of src's new contribution, with its relocation */
 const char *info_put_list_addr(struct info_walk *w, struct list_src *src, uint64_t pos,
 			       uint64_t addr);
-/* Where src's new lists begin: after the old section, and a header for DWARF 5's */
+/*
+ * Where src's new lists begin: after the old section, and a header for DWARF 5's (and
+ * before the offsets table of an indexed section, until info_index_new_lists())
+ */
 uint64_t info_new_lists_base(const struct list_src *src);
+/* A new list of src at off; the patch p of .debug_info that names a new list of src */
+void info_list_start(struct list_src *src, uint64_t off);
+void info_list_ref(struct info_walk *w, struct list_src *src, const struct dwarf_patch *p);
+/*
+ * An indexed src: its new lists, and what names them, moved past the offsets table of
+ * the new contribution, of info_new_lists_base() + offset_size * nr_starts bytes
+ */
+void info_index_new_lists(struct info_walk *w, struct list_src *src);
 /* The list at old of src written again already, among the last few; NULL if not */
 struct list_move *info_find_move(struct list_src *src, uint64_t old);
 struct list_move *info_add_move(struct list_src *src, uint64_t old, uint64_t new,

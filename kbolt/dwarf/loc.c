@@ -25,6 +25,7 @@
 #include <stdlib.h>
 
 #include "../../common/util.h"
+#include "addr.h"
 #include "info_walk.h"
 #include "loc.h"
 
@@ -37,7 +38,7 @@ static const uint16_t list_attrs[] = {
 
 bool dwarf_loc_is_list(uint64_t at, uint64_t form, const struct dwarf_unit *u)
 {
-	if (form != FORM_SEC_OFFSET &&
+	if (form != FORM_SEC_OFFSET && (form != FORM_LOCLISTX || u->version < 5) &&
 	    (u->version >= 4 || (form != FORM_DATA4 && form != FORM_DATA8)))
 		return false;	/* most attributes: asked first */
 	if (at == AT_GNU_LOCVIEWS)
@@ -84,6 +85,8 @@ static const char *read_entry(struct info_walk *w, struct list_src *src,
 		e->hi += *base;
 		e->len = dwarf_get_fixed(r, 2);
 	} else {
+		const char *why = NULL;
+
 		switch (dwarf_get_fixed(r, 1)) {
 		case LLE_END:
 			*end = true;
@@ -103,9 +106,23 @@ static const char *read_entry(struct info_walk *w, struct list_src *src,
 			e->lo = dwarf_get_fixed(r, as);
 			e->hi = e->lo + dwarf_get_uleb(r);
 			break;
-		default:	/* the *x kinds need .debug_addr; default, view_pair */
+		case LLE_BASE_ADDRESSX:		/* addr.c's slots of .debug_addr */
+			why = addr_list_slot(w, dwarf_get_uleb(r), base);
+			return why ? why : r->bad ? "a location list past its section's end" : NULL;
+		case LLE_STARTX_ENDX:
+			why = addr_list_slot(w, dwarf_get_uleb(r), &e->lo);
+			if (!why)
+				why = addr_list_slot(w, dwarf_get_uleb(r), &e->hi);
+			break;
+		case LLE_STARTX_LENGTH:
+			why = addr_list_slot(w, dwarf_get_uleb(r), &e->lo);
+			e->hi = e->lo + dwarf_get_uleb(r);
+			break;
+		default:	/* default_location, GNU's view_pair */
 			return "a location list entry kind kbolt does not take";
 		}
+		if (why)
+			return why;
 		e->len = dwarf_get_uleb(r);
 	}
 	e->expr = r->p;
@@ -128,6 +145,7 @@ static const char *read_loclist(struct info_walk *w, struct list_src *src, uint6
 	uint64_t base = w->base;
 
 	w->locs.nr = 0;
+	addr_list_begin(w);
 	if (!src->data || off >= src->size || (views && views->value >= src->size))
 		return "a location list past its section's end";
 	if (views)
@@ -249,6 +267,7 @@ static const char *write_loclist(struct info_walk *w, struct list_src *src, bool
 			base = w->new_locs.v[k].lo;
 	}
 	*off = at + src->out.nr;
+	info_list_start(src, *off);
 	if (src->v5 && w->new_locs.nr) {	/* (every entry may have gone) */
 		dwarf_put_byte(&src->out, LLE_BASE);
 		why = info_put_list_addr(w, src, at + src->out.nr, base);
@@ -300,19 +319,25 @@ static const char *do_loclist(struct info_walk *w, const struct addr_attr *a,
 		w->new_locs.nr = 0;
 		for (size_t k = 0; k < w->locs.nr; k++)
 			moved |= map_entry(w, &w->locs.v[k]);
-		if (!moved)
+		/* a slot of .debug_addr it names taking another value: written again too */
+		if (!moved && !addr_list_changed(w))
 			return NULL;
 		why = write_loclist(w, src, views, &off, &voff);
 		if (why)
 			return why;
 		m = info_add_move(src, a->value, off, voff);
 	}
+	if (a->indexed) {
+		addr_table_entry(src, a, w->loclists_base, m->new, w->u.offset_size);
+		return NULL;
+	}
 	if (!info_fits(m->new, a->size))
 		return "a new location list past 4 GiB";
-	dwarf_patch_add(w->patches, a->place, a->size, m->old, m->new, PATCH_OFFSET);
+	info_list_ref(w, src, dwarf_patch_add(w->patches, a->place, a->size, m->old, m->new,
+					      PATCH_OFFSET));
 	if (views)
-		dwarf_patch_add(w->patches, views->place, views->size, views->value, m->views,
-				PATCH_OFFSET);
+		info_list_ref(w, src, dwarf_patch_add(w->patches, views->place, views->size,
+						      views->value, m->views, PATCH_OFFSET));
 	return NULL;
 }
 

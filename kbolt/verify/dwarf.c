@@ -125,6 +125,10 @@ struct dwarf_side {
 		uint32_t ordinal;
 	} *progs;
 	size_t nr_progs, progs_cap;
+	/* the units by their ranges, where .debug_aranges has none (Clang's) */
+	struct prog_range *units;
+	size_t nr_units, units_cap;
+	bool have_units;
 };
 
 /* What an entry of a location list says at an address: of its rows, views [from, to) */
@@ -231,18 +235,27 @@ static void index_units(struct dwarf_side *s)
 	side_release(s);
 }
 
-static int side_open(struct dwarf_side *s, const char *path)
+int verify_dwarf_open(const char *path, int *fd, Dwarf **dbg)
 {
-	s->fd = open(path, O_RDONLY);
-	if (s->fd < 0) {
+	*fd = open(path, O_RDONLY);
+	if (*fd < 0) {
 		pr_err(path, "%s", strerror(errno));
 		return -errno;
 	}
-	s->dbg = dwarf_begin(s->fd, DWARF_C_READ);
-	if (!s->dbg) {
+	*dbg = dwarf_begin(*fd, DWARF_C_READ);
+	if (!*dbg) {
 		pr_err(path, "verify: no DWARF to check: %s", dwarf_errmsg(-1));
 		return -EINVAL;
 	}
+	return 0;
+}
+
+static int side_open(struct dwarf_side *s, const char *path)
+{
+	int err = verify_dwarf_open(path, &s->fd, &s->dbg);
+
+	if (err)
+		return err;
 	s->cfi = dwarf_getcfi(s->dbg);	/* owned by dbg */
 	s->raw = elf_rawfile(dwarf_getelf(s->dbg), &s->raw_size);
 	s->loclists = section_data(dwarf_getelf(s->dbg), ".debug_loclists");
@@ -259,6 +272,7 @@ static void side_close(struct dwarf_side *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->progs);
+	free(s->units);
 	*s = (struct dwarf_side){ .fd = -1 };
 }
 
@@ -301,13 +315,56 @@ static void load_progs(struct dwarf_side *s)
 	qsort(s->progs, s->nr_progs, sizeof(*s->progs), cmp_prog);
 }
 
+/*
+ * Every unit's ranges, from its own DIE: Clang writes .debug_aranges only for
+ * assembler units (-gdwarf-aranges is GCC's default, not Clang's), and libdw's
+ * dwarf_addrdie() reads nothing else
+ */
+static void load_units(struct dwarf_side *s)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	s->have_units = true;
+	while (!dwarf_nextcu(s->dbg, off, &next, &hsize, NULL, NULL, NULL)) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t it = 0;
+		Dwarf_Die cu;
+
+		if (dwarf_offdie(s->dbg, off + hsize, &cu))
+			while ((it = dwarf_ranges(&cu, it, &base, &lo, &hi)) > 0) {
+				GROW(s->units, s->units_cap, s->nr_units + 1);
+				s->units[s->nr_units++] = (struct prog_range){ lo, hi, off + hsize, 0 };
+			}
+		off = next;
+	}
+	if (s->nr_units)
+		qsort(s->units, s->nr_units, sizeof(*s->units), cmp_prog);
+	side_release(s);
+}
+
+/* The unit whose ranges hold addr, by load_units()' index */
+static Dwarf_Die *unit_by_ranges(struct dwarf_side *s, uint64_t addr, Dwarf_Die *cu)
+{
+	size_t i;
+
+	if (!s->have_units)
+		load_units(s);
+	i = upper_bound_u64(s->units, s->nr_units, sizeof(*s->units),
+			    offsetof(struct prog_range, lo), addr);
+	while (i-- > 0)		/* ranges of units may nest (an assembler unit's) */
+		if (addr < s->units[i].hi)
+			return dwarf_offdie(s->dbg, s->units[i].die, cu);
+	return NULL;
+}
+
 /* The CU holding addr made current; false if the image has no DWARF there */
 static bool find_cu(struct dwarf_side *s, uint64_t addr)
 {
 	Dwarf_Die cu;
 	size_t nr_files;
 
-	if (!dwarf_addrdie(s->dbg, addr, &cu))
+	if (!dwarf_addrdie(s->dbg, addr, &cu) && !unit_by_ranges(s, addr, &cu))
 		return false;
 	if (s->have_cu && dwarf_dieoffset(&cu) == s->cu_off)
 		return true;
@@ -1145,9 +1202,9 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f)
 			compare_locs(c, f, o, x, y);	/* entries start at instructions */
 		if (c->what & VERIFY_DEBUG_SCOPES)
 			compare_scopes(c, f, o, x, y);
-		c->part->insns++;
+		c->part->insns += in_unit;	/* compared: DWARF describes it */
 	}
-	c->part->funcs++;
+	c->part->funcs += in_unit;
 }
 
 static void func_dwarf_free(struct func_dwarf *fd)

@@ -142,6 +142,14 @@ bool verify_insn_never_resumes(const unsigned char *p, unsigned int len, bool wa
  * negative errno after reporting that an image's DWARF cannot be read.
  */
 int verify_dwarf(struct verifier *v, unsigned int what, size_t *nr_funcs, size_t *nr_insns);
+/* dwarf.c: a libdw handle of the file at path (*fd its descriptor); 0 or -errno, said */
+typedef struct Dwarf Dwarf;
+int verify_dwarf_open(const char *path, int *fd, Dwarf **dbg);
+/*
+ * dwarf_tree.c: every unit of .debug_info whose bytes changed reads as the same tree of
+ * DIEs; an error if the DWARF could not be read (said)
+ */
+int verify_dwarf_tree(struct verifier *v);
 
 /*
  * in_place.c: old code the walk did not map that stayed where it was, in a function

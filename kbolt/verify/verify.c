@@ -197,6 +197,9 @@ int verify_run(struct verifier *v, const char *new, const struct verify_report *
 	verify_relocs_free(checks.rc);
 	if (rep->debug_info && verify_dwarf(v, rep->debug_info, &dw_funcs, &dw_insns))
 		v->errors++;	/* said: the DWARF could not be read */
+	if (rep->debug_info && kmeta_find_sec_by_name(v->a, ".debug_info") &&
+	    verify_dwarf_tree(v))
+		v->errors++;
 	if (v->errors > MAX_REPORTS)
 		pr_err(name, "verify: %zu more problems not shown", v->errors - MAX_REPORTS);
 	if (!rep->quiet && rep->debug_info)
