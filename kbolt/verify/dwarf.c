@@ -746,6 +746,19 @@ static void compare_rows(struct dwarf_check *c, const struct vfunc *f, uint64_t 
 			   row_str(x, fx, bx, sizeof(bx)), x->nr_rows[o]);
 }
 
+/*
+ * A jmp at new offset n that no old instruction maps to (want 2): one the layout added,
+ * or an old plain jmp, which the walk follows rather than maps.  Either has a line row:
+ * an added one the row of the block it ends, an old one its own.
+ */
+static void check_jmp_rows(struct dwarf_check *c, const struct vfunc *f, uint32_t n,
+			   const struct func_dwarf *y)
+{
+	if (!y->nr_rows[n] && y->row_first[n] == UINT32_MAX)
+		dwarf_fail(c, f->sym->addr, "debug info: no line row covers the jmp at new "
+			   "+0x%x", n);
+}
+
 static bool same_node(const struct scope_node *p, const struct scope_node *q)
 {
 	return p->tag == q->tag && p->ordinal == q->ordinal && p->call_line == q->call_line &&
@@ -1175,6 +1188,9 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f)
 			c->want_a[o] = 1;
 			c->want_b[f->map[o]] = 1;
 		}
+	for (uint64_t n = 0; n < elf_size; n++)	/* jmps no old instruction maps to */
+		if (f->cover[n] == 1 && !c->want_b[n])
+			c->want_b[n] = 2;
 	in_unit = load_func(&c->a, x, f->sym->addr, size, c->want_a, c->what);
 	if (!load_func(&c->b, y, f->sym->addr, size, c->want_b, c->what) && in_unit)
 		dwarf_fail(c, f->sym->addr, "debug info: no unit holds it in the new image");
@@ -1182,6 +1198,9 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f)
 	if (c->what & VERIFY_DEBUG_SCOPES)
 		compare_points(c, f, x, y);
 	locs = (c->what & VERIFY_DEBUG_LOCATIONS) && same_loc_vars(c, f, x, y);
+	for (uint32_t n = 0; in_unit && (c->what & VERIFY_DEBUG_LINES) && n < elf_size; n++)
+		if (c->want_b[n] == 2)
+			check_jmp_rows(c, f, n, y);
 	for (uint64_t o = 0; o < elf_size; o++) {
 		if (f->map[o] == UNMAPPED)
 			continue;
