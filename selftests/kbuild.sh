@@ -28,7 +28,8 @@
 #   that rewrites nothing (--require-rewrite), a missing profile or kbolt, a tree
 #   without ORC or without relocations.
 # The lab-tree part runs on the trees of LAB_VERSIONS (lib.sh: CI's sample is 6.12;
-# scripts/lab-matrix runs 6.1 and 6.12).
+# scripts/lab-matrix runs 6.1 and 6.12); a variant such as 6.12-clang is made with the
+# make variables its build was (LLVM=-19: out/make-vars).
 . "$(dirname "$0")/lib.sh"
 
 case "${OUT:-.build/default}" in
@@ -120,7 +121,8 @@ unset MAKEFLAGS MFLAGS MAKELEVEL
 mk() {	# mk LOGFILE MAKE-ARGS...: make in the lab tree of $ver, output to LOGFILE
 	local log=$1
 	shift
-	make -C "$src" O="$obj" KBOLT="$KBOLT" -j"$(nproc)" "$@" >"$log" 2>&1
+	# shellcheck disable=SC2086 # make_vars: words (LLVM=-19)
+	make -C "$src" O="$obj" KBOLT="$KBOLT" $make_vars -j"$(nproc)" "$@" >"$log" 2>&1
 }
 # check_packaged IMAGE WHAT VMLINUX NAME: the kernel a package made, IMAGE (WHAT in the
 # test names), is VMLINUX (NAME), the optimized one: it carries .note.kbolt, and IMAGE
@@ -153,7 +155,7 @@ check_step_dwarf() {
 	check_match "$1: the step's command saved" '^[^ ]*kbolt optimize .*vmlinux\.unstripped$' "$cmd"
 	(cd "$obj" && eval "$cmd -o '$pre'") >"$tmp/step.log" 2>&1
 	if ! readelf -S "$kout" | grep -q ' \.rela\.text '; then
-		objcopy --remove-section='.rel.*' --remove-section='.rel__*' \
+		"$(tree_objcopy)" --remove-section='.rel.*' --remove-section='.rel__*' \
 			--remove-section='.rela.*' --remove-section='.rela__*' "$pre" "$pre.stripped"
 		check "... run again without the postlink, stripped as the postlink does: vmlinux" \
 			cmp "$pre.stripped" "$obj/vmlinux"
@@ -165,10 +167,24 @@ check_step_dwarf() {
 		"$("$KBOLT" verify --debug-info "$obj/vmlinux.unstripped" "$pre" 2>&1)"
 	rm -f "$pre" "$pre.stripped"
 }
+# tree_objcopy: the objcopy the tree's make runs, LLVM's with LLVM= (Kbuild's forms:
+# LLVM=1, LLVM=-19, LLVM=/path/), else binutils'
+tree_objcopy() {
+	local v
+	for v in $make_vars; do
+		case $v in
+		LLVM=1) echo llvm-objcopy; return ;;
+		LLVM=-*) echo "llvm-objcopy${v#LLVM=}"; return ;;
+		LLVM=*/) echo "${v#LLVM=}llvm-objcopy"; return ;;
+		esac
+	done
+	echo objcopy
+}
 # set_config_profile FILE: CONFIG_KBOLT_PROFILE of the lab tree ("" unsets it)
 set_config_profile() {
 	"$src/scripts/config" --file "$obj/.config" --set-str KBOLT_PROFILE "$1"
-	make -C "$src" O="$obj" olddefconfig >/dev/null 2>&1
+	# shellcheck disable=SC2086
+	make -C "$src" O="$obj" $make_vars olddefconfig >/dev/null 2>&1
 }
 # steps_of_vmlinux LOG: the steps of kbolt's target LOG shows, KBOLT or COPY
 steps_of_vmlinux() { grep -oE "^  (KBOLT|COPY) +${kt//./\\.}\$" "$1" | awk '{print $1}' | tr '\n' ' '; }
@@ -271,7 +287,8 @@ for ver in $LAB_VERSIONS; do
 		continue
 	fi
 	root=$KBOLT_CACHE/build/$ver
-	src=$root/linux-source-$ver obj=$root/obj
+	src=$root/linux-source-$(lab_base "$ver") obj=$root/obj
+	make_vars=$(cat "$out/make-vars" 2>/dev/null || true)
 	# kbolt's target: vmlinux up to 6.14; from 6.15 (kbuild/7.3) vmlinux.kbolt, which
 	# keeps the relocations, and vmlinux and the boot image's relocation table are made
 	# from it
@@ -294,7 +311,7 @@ for ver in $LAB_VERSIONS; do
 
 	rm -rf "$tmp/mod" && cp -r "$top/selftests/fixtures/module" "$tmp/mod"
 	# Module.symvers, the exports an external module links against, comes with "modules"
-	if mk "$tmp/mod.log" modules && make -C "$src" O="$obj" M="$tmp/mod" modules >>"$tmp/mod.log" 2>&1; then
+	if mk "$tmp/mod.log" modules && make -C "$src" O="$obj" $make_vars M="$tmp/mod" modules >>"$tmp/mod.log" 2>&1; then
 		ok "$ver: a module built against the tree"
 	else
 		fail "$ver: a module built against the tree" "$(tail -n 10 "$tmp/mod.log")"
@@ -387,7 +404,7 @@ for ver in $LAB_VERSIONS; do
 	check "$ver: a missing profile stops the build" test "$rc" -ne 0
 	check_match "... one line naming it" "^kbolt: KBOLT_PROFILE=$tmp/nonexistent.prof: no such file" \
 		"$(cat "$tmp/bad.log")"
-	make -C "$src" O="$obj" KBOLT=/nonexistent/kbolt KBOLT_PROFILE="$prof" kbolt >"$tmp/bad.log" 2>&1; rc=$?
+	make -C "$src" O="$obj" $make_vars KBOLT=/nonexistent/kbolt KBOLT_PROFILE="$prof" kbolt >"$tmp/bad.log" 2>&1; rc=$?
 	check "$ver: a kbolt that is not installed stops the build" test "$rc" -ne 0
 	check_match "... one line naming it" "^kbolt: '/nonexistent/kbolt' not found: install kbolt" \
 		"$(cat "$tmp/bad.log")"
@@ -400,8 +417,8 @@ for ver in $LAB_VERSIONS; do
 		cp "$obj/.config" "$sobj/.config"
 		# shellcheck disable=SC2086
 		"$src/scripts/config" --file "$sobj/.config" ${opt#*:}
-		make -C "$src" O="$sobj" olddefconfig >/dev/null 2>&1
-		make -C "$src" O="$sobj" KBOLT="$KBOLT" KBOLT_PROFILE="$prof" -j"$(nproc)" kbolt \
+		make -C "$src" O="$sobj" $make_vars olddefconfig >/dev/null 2>&1
+		make -C "$src" O="$sobj" $make_vars KBOLT="$KBOLT" KBOLT_PROFILE="$prof" -j"$(nproc)" kbolt \
 			>"$tmp/bad.log" 2>&1; rc=$?
 		check "$ver: a tree without CONFIG_$name stops the build" test "$rc" -ne 0
 		check_match "... before compiling, one line naming it" \

@@ -19,7 +19,8 @@ VMLINUX_612=$KBOLT_CACHE/$KERNEL_612_RELEASE/vmlinux
 MODROOT=$KBOLT_CACHE/modroot
 # The lab's own kernels (scripts/build-kernel) that the tests build and boot: CI keeps
 # 6.12 as its sample; scripts/lab-matrix runs the same tests on every lab kernel
-# (KBOLT_LAB_VERSIONS="6.1 6.12", Documentation/lab.rst)
+# (KBOLT_LAB_VERSIONS="6.1 6.12", Documentation/lab.rst).  VER-VARIANT names a variant
+# (6.12-clang: "scripts/build-kernel --variant clang 6.12")
 LAB_VERSIONS=${KBOLT_LAB_VERSIONS:-6.12}
 # Why a test on a fetched kernel skips.  KBOLT_QUICK=1 (make check-quick) leaves every
 # kernel out: what needs one skips, and build_lab_kernel builds none
@@ -87,26 +88,39 @@ progress() {
 	echo "# $*" >&2
 }
 
-# build_lab_kernel VER LOG: scripts/build-kernel VER, which prints the output directory,
-# its messages in LOG.  A build the cache does not hold takes minutes: it is announced
-# before (progress) and timed after.  Under KBOLT_QUICK it fails, building nothing.
+# lab_base VER: the kernel version of a lab name (6.12 of 6.12-clang)
+lab_base() { echo "${1%%-*}"; }
+# lab_args VER: build-kernel's arguments for a lab name (--variant clang 6.12)
+lab_args() {
+	case $1 in
+	*-*) echo "--variant ${1#*-} ${1%%-*}" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# build_lab_kernel VER LOG: scripts/build-kernel VER (VER-VARIANT: its variant), which
+# prints the output directory, its messages in LOG.  A build the cache does not hold
+# takes minutes: it is announced before (progress) and timed after.  Under KBOLT_QUICK
+# it fails, building nothing.
 build_lab_kernel() {
 	local ver=$1 log=$2 cores start rc=0 took
 	if [ -n "${KBOLT_QUICK:-}" ]; then
 		echo "KBOLT_QUICK=1 (make check-quick) builds no kernel" >"$log"
 		return 1
 	fi
-	"$top/scripts/build-kernel" --cached "$ver" 2>"$log" && return 0
+	# shellcheck disable=SC2046 # lab_args: words
+	"$top/scripts/build-kernel" --cached $(lab_args "$ver") 2>"$log" && return 0
 	cores=$(nproc)
-	progress "building the lab's $ver kernel (scripts/build-kernel $ver), about" \
+	progress "building the lab's $ver kernel (scripts/build-kernel $(lab_args "$ver")), about" \
 		"$(( (10 + cores - 1) / cores )) minutes on $cores cores; log in $log"
 	start=$SECONDS
-	"$top/scripts/build-kernel" "$ver" 2>"$log" || rc=$?
+	# shellcheck disable=SC2046
+	"$top/scripts/build-kernel" $(lab_args "$ver") 2>"$log" || rc=$?
 	took="$(( (SECONDS - start) / 60 )) min $(( (SECONDS - start) % 60 )) s"
 	if [ $rc = 0 ]; then
 		progress "... the lab's $ver kernel built in $took"
 	else
-		progress "... scripts/build-kernel $ver failed after $took (exit $rc)"
+		progress "... scripts/build-kernel $(lab_args "$ver") failed after $took (exit $rc)"
 	fi
 	return $rc
 }
