@@ -748,8 +748,9 @@ static void compare_rows(struct dwarf_check *c, const struct vfunc *f, uint64_t 
 
 /*
  * A jmp at new offset n that no old instruction maps to (want 2): one the layout added,
- * or an old plain jmp, which the walk follows rather than maps.  Either has a line row:
- * an added one the row of the block it ends, an old one its own.
+ * or an old plain jmp, which the walk follows rather than maps.  Either has a line row
+ * (an added one the row of the block it ends, an old one its own) where every old
+ * instruction had one (covered: some GCC .cold parts begin before their first row).
  */
 static void check_jmp_rows(struct dwarf_check *c, const struct vfunc *f, uint32_t n,
 			   const struct func_dwarf *y)
@@ -1175,7 +1176,7 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f)
 	uint64_t size = f->sym->size, elf_size = kmeta_elf_size(f->sym);
 	struct func_dwarf *x = &c->x, *y = &c->y;
 	Dwarf_Off cu;
-	bool in_unit, start, locs;
+	bool in_unit, start, locs, covered;
 
 	memset(c->want_a, 0, size);
 	memset(c->want_b, 0, size);
@@ -1198,7 +1199,10 @@ static void check_func(struct dwarf_check *c, const struct vfunc *f)
 	if (c->what & VERIFY_DEBUG_SCOPES)
 		compare_points(c, f, x, y);
 	locs = (c->what & VERIFY_DEBUG_LOCATIONS) && same_loc_vars(c, f, x, y);
-	for (uint32_t n = 0; in_unit && (c->what & VERIFY_DEBUG_LINES) && n < elf_size; n++)
+	covered = in_unit && (c->what & VERIFY_DEBUG_LINES);
+	for (uint64_t o = 0; covered && o < elf_size; o++)
+		covered = !c->want_a[o] || x->row_first[o] != UINT32_MAX;
+	for (uint32_t n = 0; covered && n < elf_size; n++)
 		if (c->want_b[n] == 2)
 			check_jmp_rows(c, f, n, y);
 	for (uint64_t o = 0; o < elf_size; o++) {
