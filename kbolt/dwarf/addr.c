@@ -20,8 +20,9 @@
  *
  * Each slot takes the value most of its points need (then most of its pairs); a point
  * that needs another gets a new slot after the table's last, its index written in its
- * own bytes, and the table, grown, is written again at the end of .debug_addr with the
- * unit's DW_AT_addr_base patched to it.  The points of one address need at most two
+ * own bytes; .debug_addr is laid out again with each table's new slots after its own
+ * (addr_write()), no hole left (readelf reads the tables as one run), every
+ * DW_AT_addr_base after the first grown table patched.  The points of one address need at most two
  * values (an instruction's start, a call's end), so a unit needs at most one new slot
  * for each slot whose points are of both kinds: dwarf_info_check() keeps the functions
  * of such a slot whose index has no room for that many more (a ULEB128 of one byte).
@@ -40,7 +41,7 @@
 #include "../lib/output.h"
 #include "addr.h"
 
-/* What a unit needs of its table, and the tables moved */
+/* What a unit needs of its table, and every unit's table for addr_write() */
 struct addr_plan {
 	/* the rewrite: what each user of a slot needs, then the slots that change */
 	struct slot_want {
@@ -555,8 +556,8 @@ static const char *lay_out(struct info_walk *w, struct dwarf_buf *b)
 	}
 	dwarf_put_bytes(b, src->data + pos, src->size - pos);
 	for (size_t k = 0; k < src->nr_tpatches; k++)
-		dwarf_put_offset(b->p + new_offset(p, src->tpatches[k].place), 8,
-				 src->tpatches[k].new);
+		dwarf_put_offset(b->p + new_offset(p, src->tpatches[k].place),
+				 src->tpatches[k].size, src->tpatches[k].new);
 	return NULL;
 }
 

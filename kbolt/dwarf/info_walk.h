@@ -95,7 +95,6 @@ struct info_walk {
 	uint64_t base;		/* the unit's DW_AT_low_pc: the base of its lists */
 	/* the unit's DW_AT_addr_base, rnglists_base, loclists_base; UINT64_MAX: none */
 	uint64_t addr_base, rnglists_base, loclists_base;
-	struct addr_attr addr_base_attr;	/* where DW_AT_addr_base is */
 	uint64_t nr_addrs;	/* entries of the unit's table in .debug_addr */
 	struct addr_plan *plan;	/* addr.c's: the slots of the tables */
 	struct dwarf_abbrevs ab;
