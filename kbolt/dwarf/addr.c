@@ -87,14 +87,6 @@ static struct addr_plan *plan_of(struct info_walk *w)
 
 /* --- reading --- */
 
-static const struct addr_attr *base_attr(const struct die *d, uint16_t at)
-{
-	for (unsigned int k = 0; k < d->nr; k++)
-		if (d->a[k].at == at)
-			return &d->a[k];
-	return NULL;
-}
-
 /*
  * The header of the table at base of .debug_addr (section 7.27): its entries in *count,
  * the end of its contribution in *end
@@ -123,9 +115,9 @@ static const char *read_table(struct info_walk *w, uint64_t base, uint64_t *coun
 
 const char *addr_unit_begin(struct info_walk *w, const struct die *d)
 {
-	const struct addr_attr *a = d ? base_attr(d, AT_ADDR_BASE) : NULL;
-	const struct addr_attr *rl = d ? base_attr(d, AT_RNGLISTS_BASE) : NULL;
-	const struct addr_attr *ll = d ? base_attr(d, AT_LOCLISTS_BASE) : NULL;
+	const struct addr_attr *a = d ? info_die_attr(d, AT_ADDR_BASE) : NULL;
+	const struct addr_attr *rl = d ? info_die_attr(d, AT_RNGLISTS_BASE) : NULL;
+	const struct addr_attr *ll = d ? info_die_attr(d, AT_LOCLISTS_BASE) : NULL;
 	struct addr_plan *p = plan_of(w);
 	const char *why;
 	uint64_t end;
@@ -390,19 +382,12 @@ bool addr_holds(struct info_walk *w, const struct addr_attr *a, uint64_t value)
 }
 
 /* v as a ULEB128 of exactly size bytes, as the little-endian value of those bytes */
-static uint64_t uleb_bytes(uint64_t v, unsigned int size)
-{
-	uint64_t bytes = 0;
-
-	for (unsigned int k = 0; k < size; k++, v >>= 7)
-		bytes |= (uint64_t)((v & 0x7f) | (k + 1 < size ? 0x80 : 0)) << (8 * k);
-	return bytes;
-}
-
 const char *addr_use(struct info_walk *w, const struct addr_attr *a, uint64_t value)
 {
 	struct addr_plan *p = plan_of(w);
-	uint64_t idx;
+	unsigned char bytes[8];
+	struct dwarf_reader r = { .p = bytes, .end = bytes + sizeof(bytes) };
+	uint64_t idx, new;
 	size_t k;
 
 	if (addr_holds(w, a, value))
@@ -416,8 +401,13 @@ const char *addr_use(struct info_walk *w, const struct addr_attr *a, uint64_t va
 	idx = w->nr_addrs + k;
 	if (!index_fits(a->form, a->size, idx) || a->size > 8)
 		return "no room in a point's index for a new slot of .debug_addr";
-	dwarf_patch_add(w->patches, a->place, a->size, a->index,
-			a->form == FORM_ADDRX ? uleb_bytes(idx, a->size) : idx, PATCH_ADDR);
+	new = idx;	/* addrx1-4: the index's own little-endian bytes */
+	if (a->form == FORM_ADDRX) {	/* the patch writes a value's little-endian bytes */
+		dwarf_put_uleb_sized(bytes, idx, a->size);
+		new = dwarf_get_fixed(&r, a->size);
+	}
+	/* an index has no relocation: PATCH_ADDR only writes the bytes */
+	dwarf_patch_add(w->patches, a->place, a->size, a->index, new, PATCH_ADDR);
 	return NULL;
 }
 

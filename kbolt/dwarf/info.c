@@ -113,14 +113,6 @@ static const char *read_addr_attr(struct info_walk *w, struct dwarf_reader *r,
 	return r->bad ? "a DIE past its unit's end" : NULL;
 }
 
-static const struct addr_attr *die_attr(const struct die *d, uint16_t at)
-{
-	for (unsigned int k = 0; k < d->nr; k++)
-		if (d->a[k].at == at)
-			return &d->a[k];
-	return NULL;
-}
-
 /* --- range lists --- */
 
 /* The spans of the list at off of src, of a unit of version with base; NULL or why not */
@@ -275,13 +267,6 @@ static unsigned int uleb_size(uint64_t v)
 	return n;
 }
 
-/* v as a ULEB128 of exactly size bytes (DWARF allows the redundant 0x80 bytes) */
-static void put_uleb_sized(unsigned char *p, uint64_t v, unsigned int size)
-{
-	for (unsigned int k = 0; k < size; k++, v >>= 7)
-		p[k] = (v & 0x7f) | (k + 1 < size ? 0x80 : 0);
-}
-
 /* size bytes of filler: a DW_FORM_block1 of size - 1 zero bytes; nothing if size is 0 */
 static void put_filler(unsigned char *p, unsigned int size)
 {
@@ -432,7 +417,7 @@ static const char *split_pair(struct info_walk *w, const struct die *d,
 	first = low->place < high->place ? low->place : high->place;
 	memmove(die + old_len + ps.by, die + old_len, first - (d->off + old_len));
 	dwarf_shift_add(w->patches, d->off + old_len, first, ps.by);
-	put_uleb_sized(die, code, old_len + ps.by);
+	dwarf_put_uleb_sized(die, code, old_len + ps.by);
 	put_filler((unsigned char *)w->info + ps.low_at + w->u.offset_size, ps.low_fill);
 	put_filler((unsigned char *)w->info + ps.high_at, ps.high_fill);
 	p = dwarf_patch_add(w->patches, low->place, w->u.offset_size, low->value, off,
@@ -562,22 +547,27 @@ static const char *do_list(struct info_walk *w, const struct addr_attr *ranges)
 	return NULL;
 }
 
+/* The points of a DIE besides its DW_AT_low_pc; end: an instruction's end */
+static const struct {
+	uint16_t at;
+	bool end;
+} points[] = {
+	{ AT_ENTRY_PC, false }, { AT_CALL_PC, false }, { AT_CALL_RETURN_PC, true },
+};
+
 static const char *do_die(struct info_walk *w, const struct die *d)
 {
-	const struct addr_attr *low = die_attr(d, AT_LOW_PC), *high = die_attr(d, AT_HIGH_PC);
-	const struct addr_attr *ranges = die_attr(d, AT_RANGES);
+	const struct addr_attr *low = info_die_attr(d, AT_LOW_PC);
+	const struct addr_attr *high = info_die_attr(d, AT_HIGH_PC);
+	const struct addr_attr *ranges = info_die_attr(d, AT_RANGES);
 	const char *why;
 
 	if (low && high)
 		why = do_pair(w, d, low, high);
 	else
 		why = do_point(w, low, d->tag == TAG_GNU_CALL_SITE);
-	if (!why)
-		why = do_point(w, die_attr(d, AT_ENTRY_PC), false);
-	if (!why)
-		why = do_point(w, die_attr(d, AT_CALL_PC), false);
-	if (!why)
-		why = do_point(w, die_attr(d, AT_CALL_RETURN_PC), true);
+	for (size_t k = 0; k < ARRAY_SIZE(points) && !why; k++)
+		why = do_point(w, info_die_attr(d, points[k].at), points[k].end);
 	if (!why && ranges)
 		why = do_list(w, ranges);
 	return why ? why : dwarf_loc_do(w, d);
@@ -589,25 +579,22 @@ static const char *do_die(struct info_walk *w, const struct die *d)
  */
 static void want_die(struct info_walk *w, const struct die *d)
 {
-	const struct addr_attr *low = die_attr(d, AT_LOW_PC), *high = die_attr(d, AT_HIGH_PC);
-	const struct addr_attr *a;
+	const struct addr_attr *low = info_die_attr(d, AT_LOW_PC);
+	const struct addr_attr *high = info_die_attr(d, AT_HIGH_PC);
 	struct span n;
 
-	if (low && high && low->indexed) {
-		if (pair_map(w, low, high, &n) != PAIR_SPLIT)
+	if (low && high) {
+		if (low->indexed && pair_map(w, low, high, &n) != PAIR_SPLIT)
 			addr_want(w, low, n.lo, false);
 	} else if (low) {
 		addr_want(w, low, point_new(w, low, d->tag == TAG_GNU_CALL_SITE), true);
 	}
-	a = die_attr(d, AT_ENTRY_PC);
-	if (a)
-		addr_want(w, a, point_new(w, a, false), true);
-	a = die_attr(d, AT_CALL_PC);
-	if (a)
-		addr_want(w, a, point_new(w, a, false), true);
-	a = die_attr(d, AT_CALL_RETURN_PC);
-	if (a)
-		addr_want(w, a, point_new(w, a, true), true);
+	for (size_t k = 0; k < ARRAY_SIZE(points); k++) {
+		const struct addr_attr *a = info_die_attr(d, points[k].at);
+
+		if (a)
+			addr_want(w, a, point_new(w, a, points[k].end), true);
+	}
 }
 
 /* One DIE at r read into d; NULL or what is wrong */
@@ -679,8 +666,9 @@ static const char *read_die(struct info_walk *w, struct dwarf_reader *r, struct 
  */
 static bool unit_matters(struct info_walk *w, const struct die *d)
 {
-	const struct addr_attr *low = die_attr(d, AT_LOW_PC), *high = die_attr(d, AT_HIGH_PC);
-	const struct addr_attr *ranges = die_attr(d, AT_RANGES);
+	const struct addr_attr *low = info_die_attr(d, AT_LOW_PC);
+	const struct addr_attr *high = info_die_attr(d, AT_HIGH_PC);
+	const struct addr_attr *ranges = info_die_attr(d, AT_RANGES);
 	struct list_src *src = w->u.version >= 5 ? &w->rnglists : &w->ranges;
 
 	w->old.nr = 0;
@@ -744,7 +732,7 @@ static const char *walk_unit(struct info_walk *w)
 		if (why || null)
 			continue;
 		if (first && is_unit_tag(d.tag)) {	/* its low_pc: the base of lists */
-			const struct addr_attr *low = die_attr(&d, AT_LOW_PC);
+			const struct addr_attr *low = info_die_attr(&d, AT_LOW_PC);
 
 			why = addr_unit_begin(w, &d);
 			if (!why)

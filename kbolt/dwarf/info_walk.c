@@ -16,6 +16,14 @@
 #include "../../common/util.h"
 #include "info_walk.h"
 
+const struct addr_attr *info_die_attr(const struct die *d, uint16_t at)
+{
+	for (unsigned int k = 0; k < d->nr; k++)
+		if (d->a[k].at == at)
+			return &d->a[k];
+	return NULL;
+}
+
 /* --- where old code went --- */
 
 /* op index -> index of its item in f's plan, UINT32_MAX if it has none */

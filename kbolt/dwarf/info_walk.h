@@ -59,6 +59,9 @@ struct die {
 	unsigned int nr;
 };
 
+/* d's attribute at, NULL if it has none */
+const struct addr_attr *info_die_attr(const struct die *d, uint16_t at);
+
 /* A half-open range of addresses */
 struct span {
 	uint64_t lo, hi;

@@ -29,6 +29,12 @@ void dwarf_put_bytes(struct dwarf_buf *b, const void *p, size_t size)
 	b->nr += size;
 }
 
+void dwarf_put_uleb_sized(unsigned char *p, uint64_t v, unsigned int size)
+{
+	for (unsigned int k = 0; k < size; k++, v >>= 7)
+		p[k] = (v & 0x7f) | (k + 1 < size ? 0x80 : 0);
+}
+
 void dwarf_put_uleb(struct dwarf_buf *b, uint64_t v)
 {
 	do {

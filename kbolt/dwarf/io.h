@@ -25,6 +25,8 @@ struct dwarf_buf {
 void dwarf_put_byte(struct dwarf_buf *b, unsigned char c);
 void dwarf_put_bytes(struct dwarf_buf *b, const void *p, size_t size);
 void dwarf_put_uleb(struct dwarf_buf *b, uint64_t v);
+/* v as a ULEB128 of exactly size bytes at p (DWARF allows the redundant 0x80 bytes) */
+void dwarf_put_uleb_sized(unsigned char *p, uint64_t v, unsigned int size);
 void dwarf_put_sleb(struct dwarf_buf *b, int64_t v);
 void dwarf_put_fixed(struct dwarf_buf *b, uint64_t v, unsigned int size);
 
